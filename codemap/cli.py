@@ -1,0 +1,171 @@
+"""The `codemap` command line: one short function per command, the work lives in the library."""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .config import EncoderConfig, EvalConfig, MapConfig, RankConfig, ReadOptions
+from .errors import CodemapError
+
+app = typer.Typer(help="Map local lab, procedure and medication codes onto standard vocabularies.",
+                  no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  add_completion=False)
+vocab_app = typer.Typer(help="List the vocabularies codemap can map onto.", no_args_is_help=True)
+app.add_typer(vocab_app, name="vocab")
+
+
+def default_cache_dir() -> Path:
+    """$CODEMAP_CACHE_DIR, else $XDG_CACHE_HOME/codemap, else ~/.cache/codemap."""
+    if os.environ.get("CODEMAP_CACHE_DIR"):
+        return Path(os.environ["CODEMAP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "codemap"
+
+
+def user_errors(command):
+    """Turn CodemapError into one line on stderr and exit code 2; anything else is a bug."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except CodemapError as exc:
+            typer.echo(f"codemap: error: {exc}", err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+# Options shared by several commands, declared once.
+TargetOption = typer.Option(..., "--target", "-t",
+                            help="Vocabulary name (LOINC, or one imported into the store) or a "
+                                 "vocabulary file (CSV/TSV/xlsx with code, name, optional synonyms).")
+ModelOption = typer.Option(EncoderConfig.model, "--model", "-m",
+                           help="'default' (all-MiniLM-L6-v2), a local model folder, an ONNX export "
+                                "folder or a Hugging Face hub id.")
+CacheOption = typer.Option(None, "--cache-dir", help="Index cache folder [default: "
+                                                     "$CODEMAP_CACHE_DIR or ~/.cache/codemap].")
+BatchOption = typer.Option(EncoderConfig.batch_size, "--batch-size", min=1, help="Texts per batch.")
+DeviceOption = typer.Option(EncoderConfig.device, "--device", help="auto, cpu or cuda.")
+TextColOption = typer.Option(None, "--text-col",
+                             help="Column holding the text to map; repeat to join several.")
+
+
+def _setup_logging(verbose: bool, quiet: bool) -> None:
+    level = logging.DEBUG if verbose else logging.ERROR if quiet else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    # Hugging Face libraries print advice on every load; keep our output readable.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+
+
+@app.command("map")
+@user_errors
+def map_command(
+    source: Path = typer.Argument(..., help="Code list: CSV, TSV or Excel workbook."),
+    target: str = TargetOption,
+    output: Optional[Path] = typer.Option(None, "--output", "-o",
+                                          help="Output .xlsx (review workbook), .csv or .tsv "
+                                               "[default: SOURCE.codemap.xlsx beside the input]."),
+    model: str = ModelOption,
+    top_k: int = typer.Option(RankConfig.top_k, "--top-k", "-k", min=1, max=1000,
+                              help="Candidates per source row."),
+    sheet: Optional[str] = typer.Option(None, "--sheet", help="Workbook sheet [default: first]."),
+    encoding: Optional[str] = typer.Option(None, "--encoding",
+                                           help="Text file encoding [default: detected]."),
+    code_col: Optional[str] = typer.Option(None, "--code-col", help="Column holding the source code."),
+    text_col: Optional[List[str]] = TextColOption,
+    unit_col: Optional[str] = typer.Option(None, "--unit-col", help="Column holding units."),
+    specimen_col: Optional[str] = typer.Option(None, "--specimen-col",
+                                               help="Column holding specimen / fluid."),
+    batch_size: int = BatchOption,
+    device: str = DeviceOption,
+    cache_dir: Optional[Path] = CacheOption,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
+) -> None:
+    """Rank target concepts for every row of a code list and write them for review.
+
+    Example: codemap map examples/labs.xlsx --target LOINC
+    """
+    from .pipeline import map_codes
+    from .summary import print_map_summary
+    from .writers import default_output, write_candidates
+
+    _setup_logging(verbose, quiet)
+    output = output or default_output(source)
+    if output.suffix.lower() not in {".xlsx", ".csv", ".tsv"}:
+        raise CodemapError(f"{output}: unknown output type; use .xlsx, .csv or .tsv")
+    config = MapConfig(
+        source=source, target=target,
+        read=ReadOptions(sheet=sheet, encoding=encoding, code_col=code_col,
+                         text_cols=tuple(text_col or ()), unit_col=unit_col,
+                         specimen_col=specimen_col),
+        encoder=EncoderConfig(model=model, batch_size=batch_size, device=device),
+        rank=RankConfig(top_k=top_k),
+        cache_dir=cache_dir or default_cache_dir(),
+        progress=not quiet and sys.stderr.isatty(),
+    )
+    result = map_codes(config)
+    started = time.perf_counter()
+    write_candidates(result.candidates, output, result.run)
+    result.timings["write"] = time.perf_counter() - started
+    if not quiet:
+        print_map_summary(result, output)
+
+
+@app.command("eval")
+@user_errors
+def eval_command(
+    gold: Path = typer.Argument(..., help="Gold pairs: a table with query text and gold code."),
+    target: str = TargetOption,
+    gold_col: str = typer.Option(..., "--gold-col", help="Column holding the right target code."),
+    text_col: Optional[List[str]] = TextColOption,
+    model: str = ModelOption,
+    batch_size: int = BatchOption,
+    device: str = DeviceOption,
+    cache_dir: Optional[Path] = CacheOption,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+) -> None:
+    """Measure acc@1/5/10 and MRR of the ranking on gold (query, code) pairs.
+
+    Rows whose gold code is not in the target are counted and left out of the scores.
+
+    Example: codemap eval tests/data/mimic_labs_gold.tsv --target LOINC --gold-col loinc_code
+    """
+    from .pipeline import evaluate_gold
+    from .summary import print_eval_table
+
+    _setup_logging(False, quiet)
+    config = EvalConfig(gold=gold, target=target, gold_col=gold_col,
+                        text_cols=tuple(text_col or ()),
+                        encoder=EncoderConfig(model=model, batch_size=batch_size, device=device),
+                        cache_dir=cache_dir or default_cache_dir(),
+                        progress=not quiet and sys.stderr.isatty())
+    print_eval_table(evaluate_gold(config))
+
+
+@vocab_app.command("list")
+@user_errors
+def vocab_list_command() -> None:
+    """List the vocabularies available as --target.
+
+    Example: codemap vocab list
+    """
+    from .vocab import BUILTIN_VOCABULARIES
+
+    for name, load in sorted(BUILTIN_VOCABULARIES.items()):
+        vocab = load()
+        typer.echo(f"{name}\t{vocab.version}\t{len(vocab.concepts):,} concepts\t"
+                   f"{len(vocab.names):,} names\tbuilt in")
+
+
+def main() -> None:
+    app(prog_name="codemap")

@@ -1,0 +1,118 @@
+"""The embedding index of a vocabulary's names: built once, kept on disk, searched with FAISS.
+
+The cache folder is keyed by the model's fingerprint and the vocabulary's content hash, so a second
+run against the same target re-embeds nothing, and a retrained model or a new release gets its
+own index. Names are embedded in chunks that are saved as they finish: a build that is killed
+resumes from the last finished chunk.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from .encoder import Encoder
+from .files import atomic_path, sha256_file, sha256_text
+from .vocab import Vocabulary
+
+log = logging.getLogger(__name__)
+
+INDEX_FORMAT = 1
+CHUNK_NAMES = 8192  # names per saved chunk: small enough to lose little on a kill
+
+
+@dataclass
+class NameIndex:
+    """Vectors of a vocabulary's names (row i = vocab.names row i) and a FAISS index over them."""
+
+    vectors: np.ndarray
+    faiss_index: faiss.Index
+    folder: Path
+    cache_hit: bool
+    build_seconds: float
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k names per query by inner product: (scores, name row numbers), -1 where fewer."""
+        k = min(k, self.faiss_index.ntotal)
+        return self.faiss_index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+
+
+def index_key(encoder: Encoder, vocab: Vocabulary) -> str:
+    return sha256_text(str(INDEX_FORMAT), encoder.info.fingerprint(), vocab.content_hash)[:24]
+
+
+def load_or_build_index(vocab: Vocabulary, encoder: Encoder, cache_dir: Path, *,
+                        progress: bool = False) -> NameIndex:
+    """Load the cached index for (model, vocabulary) or build it, resuming finished chunks."""
+    folder = Path(cache_dir) / "index" / f"{vocab.id}-{index_key(encoder, vocab)}"
+    started = time.perf_counter()
+    vectors = _load_cached(folder, len(vocab.names), encoder.dim)
+    cache_hit = vectors is not None
+    if vectors is None:
+        vectors = _build(folder, vocab, encoder, progress)
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(vectors)
+    return NameIndex(vectors, index, folder, cache_hit, time.perf_counter() - started)
+
+
+def _load_cached(folder: Path, n_names: int, dim: int) -> np.ndarray | None:
+    manifest_path = folder / "manifest.json"
+    if not manifest_path.exists():
+        return None
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    vectors_path = folder / "vectors.npy"
+    if (manifest.get("format") != INDEX_FORMAT or manifest.get("count") != n_names
+            or manifest.get("dim") != dim or not vectors_path.exists()
+            or sha256_file(vectors_path) != manifest.get("sha256")):
+        log.warning("index cache %s does not match its manifest; rebuilding", folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    return np.load(vectors_path)
+
+
+def _build(folder: Path, vocab: Vocabulary, encoder: Encoder, progress: bool) -> np.ndarray:
+    chunks = folder / "chunks"
+    chunks.mkdir(parents=True, exist_ok=True)
+    names = vocab.names["name"].tolist()
+    parts = []
+    n_chunks = (len(names) + CHUNK_NAMES - 1) // CHUNK_NAMES
+    for number in range(n_chunks):
+        path = chunks / f"{number:06d}.npy"
+        texts = names[number * CHUNK_NAMES:(number + 1) * CHUNK_NAMES]
+        part = _load_chunk(path, len(texts), encoder.dim)
+        if part is None:
+            part = encoder.encode(texts, progress=progress,
+                                  desc=f"indexing {vocab.id} {number + 1}/{n_chunks}")
+            with atomic_path(path) as tmp:
+                with open(tmp, "wb") as handle:
+                    np.save(handle, part)
+        parts.append(part)
+    vectors = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)
+    with atomic_path(folder / "vectors.npy") as tmp:
+        with open(tmp, "wb") as handle:
+            np.save(handle, vectors)
+    manifest = {"format": INDEX_FORMAT, "vocabulary": vocab.id, "version": vocab.version,
+                "vocab_hash": vocab.content_hash, "model": encoder.info.id,
+                "count": len(names), "dim": encoder.dim,
+                "sha256": sha256_file(folder / "vectors.npy")}
+    # The manifest is written last: its presence says the vectors beside it are complete.
+    with atomic_path(folder / "manifest.json") as tmp:
+        tmp.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    shutil.rmtree(chunks, ignore_errors=True)
+    return vectors
+
+
+def _load_chunk(path: Path, rows: int, dim: int) -> np.ndarray | None:
+    if not path.exists():
+        return None
+    try:
+        part = np.load(path)
+    except ValueError:
+        return None
+    return part if part.shape == (rows, dim) else None

@@ -1,0 +1,137 @@
+"""map_codes(): read the source list → load the vocabulary → embed → search → rank.
+
+Writing is left to the caller (`writers.write_candidates`), so the library can be used without
+touching the disk beyond the index cache.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .config import EvalConfig, MapConfig, ReadOptions
+from .encoder import Encoder
+from .errors import CodemapError
+from .evaluate import gold_ranks, score_ranks
+from .index import load_or_build_index
+from .rank import rank_candidates
+from .readers import SourceTable, read_code_list
+from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
+
+log = logging.getLogger(__name__)
+
+EMPTY_TEXT_FLAG = "empty source text"
+
+
+@dataclass
+class MapResult:
+    """Candidates in long form (one row per source row and candidate) and what the run did."""
+
+    candidates: pd.DataFrame
+    source: SourceTable
+    vocab: Vocabulary
+    encoder_id: str
+    run: dict = field(default_factory=dict)  # resolved settings and counts, for the run sheet
+    timings: dict = field(default_factory=dict)
+
+
+def map_codes(config: MapConfig) -> MapResult:
+    """Map every row of `config.source` onto `config.target`; see MapResult.
+
+    Raises CodemapError for unreadable input, unknown targets or models.
+    """
+    clock = time.perf_counter()
+    source = read_code_list(config.source, config.read)
+    vocab = load_target(config.target)
+    t_read = time.perf_counter()
+    encoder = Encoder.load(config.encoder)
+    t_model = time.perf_counter()
+    index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
+    t_index = time.perf_counter()
+    texts = source.texts
+    queries = encoder.encode(texts, progress=config.progress, desc="embedding source")
+    found = rank_candidates(index, vocab, queries, config.rank)
+    t_rank = time.perf_counter()
+    candidates = _join_source(source, texts, found)
+    timings = {"read": t_read - clock, "load_model": t_model - t_read,
+               "index": t_index - t_model, "map": t_rank - t_index, "total": t_rank - clock}
+    run = {
+        "codemap_version": __version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "source": str(config.source),
+        "sheet": config.read.sheet or "",
+        "code_column": source.code_col or "(row number)",
+        "text_columns": ", ".join(source.text_cols),
+        "unit_column": source.unit_col or "",
+        "specimen_column": source.specimen_col or "",
+        "target": vocab.id,
+        "target_version": vocab.version,
+        "target_concepts": len(vocab.concepts),
+        "target_names": len(vocab.names),
+        "target_hash": vocab.content_hash[:16],
+        "target_notice": vocab.notice,
+        "model": encoder.info.id,
+        "model_path": str(encoder.info.path),
+        "backend": encoder.info.backend.value,
+        "pooling": encoder.info.pooling.value,
+        "max_length": encoder.info.max_length,
+        "top_k": config.rank.top_k,
+        "rows_read": len(texts),
+        "rows_empty": sum(1 for t in texts if not t),
+        "index_cache": "hit" if index.cache_hit else "built",
+        "index_folder": str(index.folder),
+    }
+    return MapResult(candidates, source, vocab, encoder.info.id, run, timings)
+
+
+def evaluate_gold(config: EvalConfig) -> dict:
+    """Rank the gold file's queries and score them against its gold codes.
+
+    Returns {"scores": {method: Scores}, "n_pairs", "n_in_target", "target", "model"}. Pairs whose
+    gold code is not in the target are counted but not scored (no method could find them).
+    """
+    source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
+    if config.gold_col not in source.frame.columns:
+        raise CodemapError(f"{config.gold}: no column named {config.gold_col!r} "
+                           f"(columns: {', '.join(source.frame.columns)})")
+    vocab = load_target(config.target)
+    known = set(vocab.concepts["code"])
+    gold = [{c.strip() for c in value.split(SYNONYM_SEPARATOR) if c.strip()}
+            for value in source.frame[config.gold_col]]
+    keep = [i for i, codes in enumerate(gold) if codes & known and source.texts[i]]
+    texts = [source.texts[i] for i in keep]
+    gold = [gold[i] for i in keep]
+    encoder = Encoder.load(config.encoder)
+    index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
+    queries = encoder.encode(texts, progress=config.progress, desc="embedding queries")
+    found = rank_candidates(index, vocab, queries, config.rank)
+    scores = {"encoder": score_ranks(gold_ranks(found, gold))}
+    return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
+            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
+
+
+def _join_source(source: SourceTable, texts: list[str], found: pd.DataFrame) -> pd.DataFrame:
+    """Attach each candidate to its source row; rows without candidates keep one flagged row."""
+    base = pd.DataFrame({
+        "source_row": source.rows,
+        "source_code": source.codes,
+        "source_text": texts,
+    })
+    used = {source.code_col, *source.text_cols}
+    for column in source.frame.columns:
+        if column in used:
+            continue
+        name = column if column not in base.columns and column not in found.columns else f"source_{column}"
+        base[name] = source.frame[column].to_numpy()
+    base["flag"] = np.where(base["source_text"] == "", EMPTY_TEXT_FLAG, "")
+    base["query"] = np.arange(len(base))
+    # Empty texts were embedded too (as ""), but their candidates are noise: drop them.
+    found = found[found["query"].isin(base.loc[base["flag"] == "", "query"])]
+    merged = base.merge(found, on="query", how="left").drop(columns=["query"])
+    merged["rank"] = merged["rank"].astype("Int64")
+    return merged.sort_values(["source_row", "rank"], kind="stable", na_position="first").reset_index(drop=True)

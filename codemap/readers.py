@@ -1,0 +1,245 @@
+"""Read tabular files (CSV, TSV, xlsx, xls, ods) into string tables, and find a code list's columns.
+
+One reader serves every tabular input: source code lists, vocabulary tables, gold pairs and
+reviewed workbooks. Every cell is read as text, so codes keep their leading zeros ("00123") and
+"NA" or "null" stay the strings a person typed.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .config import ReadOptions
+from .errors import CodemapError
+
+WORKBOOK_SUFFIXES = {".xlsx", ".xlsm", ".xls", ".ods"}
+TEXT_SUFFIXES = {".csv", ".tsv", ".txt", ".tab"}
+_SNIFF_BYTES = 1 << 16
+_DELIMITERS = ",;\t|"
+
+
+def read_table(path: str | Path, sheet: str | None = None, encoding: str | None = None) -> pd.DataFrame:
+    """Read a CSV/TSV or workbook sheet into a DataFrame of strings (empty cells are "").
+
+    Raises CodemapError when the file is missing, unreadable, empty or has no header.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise CodemapError(f"{path}: file not found")
+    if path.is_dir():
+        raise CodemapError(f"{path}: is a folder, expected a CSV, TSV or Excel file")
+    suffix = path.suffix.lower()
+    if suffix in WORKBOOK_SUFFIXES:
+        frame = _read_workbook(path, sheet)
+    else:
+        frame = _read_delimited(path, encoding)
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if len(frame.columns) == 0 or all(c == "" or c.startswith("Unnamed:") for c in frame.columns):
+        raise CodemapError(f"{path}: no header row found")
+    _check_duplicate_headers(path, frame.columns)
+    return frame
+
+
+def _read_workbook(path: Path, sheet: str | None) -> pd.DataFrame:
+    from python_calamine import CalamineWorkbook  # imported here: only workbook inputs need it
+
+    try:
+        workbook = CalamineWorkbook.from_path(str(path))
+    except Exception as exc:  # calamine raises its own error types for every unreadable file
+        raise CodemapError(f"{path}: not a readable workbook ({_first_line(exc)})") from None
+    names = workbook.sheet_names
+    if not names:
+        raise CodemapError(f"{path}: the workbook has no sheets")
+    if sheet is None:
+        sheet = names[0]
+    elif sheet not in names:
+        raise CodemapError(f"{path}: no sheet named {sheet!r} (sheets: {', '.join(names)}); use --sheet")
+    try:
+        frame = pd.read_excel(path, sheet_name=sheet, engine="calamine", dtype=str,
+                              keep_default_na=False, na_filter=False)
+    except Exception as exc:
+        raise CodemapError(f"{path}: sheet {sheet!r} could not be read ({_first_line(exc)})") from None
+    if frame.empty and len(frame.columns) == 0:
+        raise CodemapError(f"{path}: sheet {sheet!r} is empty")
+    return frame.fillna("").astype(str)
+
+
+def _read_delimited(path: Path, encoding: str | None) -> pd.DataFrame:
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise CodemapError(f"{path}: the file is empty")
+    if b"\x00" in raw[:_SNIFF_BYTES]:
+        raise CodemapError(f"{path}: looks like a binary file, not CSV/TSV text (is it a workbook "
+                           f"with the wrong extension?)")
+    text = _decode(path, raw, encoding)
+    delimiter = _sniff_delimiter(path, text)
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False,
+                            na_filter=False, quotechar='"', skip_blank_lines=True)
+    except pd.errors.ParserError as exc:
+        raise CodemapError(f"{path}: could not be parsed as delimited text ({_first_line(exc)})") from None
+    return frame
+
+
+def _decode(path: Path, raw: bytes, encoding: str | None) -> str:
+    """Decode with the given encoding, else UTF-8 (BOM stripped), else cp1252."""
+    if encoding:
+        try:
+            return raw.decode(encoding)
+        except (LookupError, UnicodeDecodeError) as exc:
+            raise CodemapError(f"{path}: cannot be decoded as {encoding} ({_first_line(exc)}); "
+                               f"try --encoding utf-8 or --encoding cp1252") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    try:
+        # Windows exports from Excel (German, French, Spanish lists) are cp1252 far more often
+        # than latin-1; cp1252 leaves five bytes undefined, latin-1 below catches those.
+        return raw.decode("cp1252")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _sniff_delimiter(path: Path, text: str) -> str:
+    if path.suffix.lower() in {".tsv", ".tab"}:
+        return "\t"
+    sample = text[:_SNIFF_BYTES]
+    header = sample.splitlines()[0] if sample.splitlines() else ""
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
+    except csv.Error:
+        # A one-column file, or quoting the sniffer cannot follow: take the delimiter the
+        # header line uses most, else treat the file as one column.
+        counts = {d: header.count(d) for d in _DELIMITERS}
+        best = max(counts, key=counts.get)
+        return best if counts[best] else ","
+
+
+def _check_duplicate_headers(path: Path, columns) -> None:
+    seen: set[str] = set()
+    for column in columns:
+        if column in seen:
+            raise CodemapError(f"{path}: column {column!r} appears twice in the header")
+        seen.add(column)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+# --- finding a code list's columns -------------------------------------------------------------
+
+def header_key(name: str) -> str:
+    """Fold a header for matching: lower case, accents and punctuation removed."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]", "", folded.lower())
+
+
+# Header names by role, in English, German, French and Spanish, folded by header_key.
+# Earlier tiers win; two columns in the same best tier are ambiguous.
+_ROLE_ALIASES: dict[str, list[set[str]]] = {
+    "code": [
+        {"sourcecode", "localcode", "code", "testcode", "itemcode", "itemid", "id", "codigo", "codelocal",
+         "kode", "schlussel", "nummer", "testid", "conceptcode"},
+        {"key", "number", "nr", "no", "identifier", "cle", "clave", "numero"},
+    ],
+    "text": [
+        {"sourcename", "sourcecodedescription", "sourcedescription", "localname", "testname",
+         "name", "label", "description", "term", "text", "drug", "medication", "drugname",
+         "bezeichnung", "beschreibung", "testbezeichnung", "analyt", "libelle", "nom",
+         "descripcion", "nombre", "denominacion", "prueba", "analysis", "analyse"},
+        {"title", "display", "displayname", "longname", "shortname", "titel", "designation"},
+    ],
+    "unit": [{"unit", "units", "uom", "einheit", "einheiten", "unite", "unites", "unidad",
+              "unidades", "ucum", "unitofmeasure"}],
+    "specimen": [{"specimen", "fluid", "material", "sample", "specimentype", "probe", "probenart",
+                  "untersuchungsmaterial", "echantillon", "prelevement", "muestra", "system"}],
+}
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """A source code list with its roles resolved.
+
+    `frame` keeps every input column as read, in input order; `row` numbers are 1-based data rows
+    as a spreadsheet user counts them below the header (header is row 1, so data starts at 2).
+    """
+
+    path: Path
+    frame: pd.DataFrame
+    code_col: str | None
+    text_cols: tuple[str, ...]
+    unit_col: str | None
+    specimen_col: str | None
+
+    @property
+    def texts(self) -> list[str]:
+        """The query text of each row: the text columns joined with single spaces."""
+        parts = self.frame[list(self.text_cols)].apply(lambda col: col.str.strip())
+        return [" ".join(p for p in row if p) for row in parts.itertuples(index=False)]
+
+    @property
+    def codes(self) -> list[str]:
+        """Each row's source code; the spreadsheet row number where the list has no code column."""
+        if self.code_col is None:
+            return [f"row{n}" for n in self.rows]
+        return [c.strip() for c in self.frame[self.code_col]]
+
+    @property
+    def rows(self) -> list[int]:
+        return list(range(2, len(self.frame) + 2))
+
+    def column(self, name: str | None) -> list[str]:
+        """Values of an optional column (unit, specimen), "" where the list has no such column."""
+        if name is None:
+            return [""] * len(self.frame)
+        return [v.strip() for v in self.frame[name]]
+
+
+def read_code_list(path: str | Path, options: ReadOptions = ReadOptions()) -> SourceTable:
+    """Read a source code list and resolve which columns hold the code, text, unit and specimen.
+
+    Raises CodemapError for an unreadable file, a file without data rows, a named column that does
+    not exist, or a text column that cannot be found or is ambiguous.
+    """
+    path = Path(path)
+    frame = read_table(path, sheet=options.sheet, encoding=options.encoding)
+    if frame.empty:
+        raise CodemapError(f"{path}: has a header but no data rows")
+    columns = list(frame.columns)
+    for given in (options.code_col, options.unit_col, options.specimen_col, *options.text_cols):
+        if given is not None and given not in columns:
+            raise CodemapError(f"{path}: no column named {given!r} (columns: {', '.join(columns)})")
+    text_cols = tuple(options.text_cols) or (_find_role(path, columns, "text", required=True),)
+    taken = set(text_cols)
+    code_col = options.code_col or _find_role(path, columns, "code", exclude=taken)
+    unit_col = options.unit_col or _find_role(path, columns, "unit", exclude=taken | {code_col})
+    specimen_col = options.specimen_col or _find_role(path, columns, "specimen",
+                                                      exclude=taken | {code_col, unit_col})
+    return SourceTable(path, frame, code_col, text_cols, unit_col, specimen_col)
+
+
+def _find_role(path: Path, columns: list[str], role: str, *, required: bool = False,
+               exclude: set | None = None) -> str | None:
+    exclude = exclude or set()
+    for tier in _ROLE_ALIASES[role]:
+        hits = [c for c in columns if c not in exclude and header_key(c) in tier]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            flag = "--text-col" if role == "text" else f"--{role}-col"
+            raise CodemapError(f"{path}: more than one column could be the {role} column "
+                               f"({', '.join(hits)}); choose with {flag}")
+    if required:
+        flag = "--text-col" if role == "text" else f"--{role}-col"
+        raise CodemapError(f"{path}: no {role} column found among {', '.join(columns)}; "
+                           f"name it with {flag}")
+    return None

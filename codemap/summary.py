@@ -1,0 +1,48 @@
+"""What the CLI prints after a run: one screen, for a person."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+SCORE_BANDS = (0.9, 0.8, 0.7, 0.5)
+
+
+def print_map_summary(result, output: Path, console: Console | None = None) -> None:
+    """Rows read / mapped, the top-score distribution, timings and cache use."""
+    console = console or Console(stderr=False, highlight=False)
+    run = result.run
+    frame = result.candidates
+    top = frame[frame["rank"] == 1]["score"].to_numpy(dtype=float)
+    console.print(f"[bold]codemap map[/bold]  {run['source']} → {run['target']} "
+                  f"({run['target_version']}, {run['target_concepts']:,} concepts)")
+    console.print(f"model {run['model']} ({run['backend']}, {run['pooling']} pooling); "
+                  f"index {run['index_cache']} in {result.timings['index']:.1f}s")
+    console.print(f"rows read {run['rows_read']:,}; mapped {len(top):,}; "
+                  f"empty text {run['rows_empty']:,}")
+    if len(top):
+        bands = ", ".join(f"≥{b:.1f}: {np.mean(top >= b):.0%}" for b in SCORE_BANDS)
+        console.print(f"top-1 score median {np.median(top):.3f}; {bands}")
+    total = result.timings["total"] + result.timings.get("write", 0.0)
+    console.print(f"time {total:.1f}s (model {result.timings['load_model']:.1f}s, "
+                  f"index {result.timings['index']:.1f}s, mapping {result.timings['map']:.1f}s, "
+                  f"writing {result.timings.get('write', 0.0):.1f}s)")
+    if run.get("target_notice"):
+        console.print(f"[yellow]note:[/yellow] {run['target_notice']}")
+    console.print(f"wrote {output}")
+
+
+def print_eval_table(report: dict, console: Console | None = None) -> None:
+    """A table of acc@k and MRR per ranking method."""
+    console = console or Console(highlight=False)
+    console.print(f"target {report['target']}; model {report['model']}; "
+                  f"{report['n_in_target']} of {report['n_pairs']} gold pairs have their code "
+                  f"in the target")
+    table = Table("method", "n", "acc@1", "acc@5", "acc@10", "MRR")
+    for method, scores in report["scores"].items():
+        row = scores.as_row()
+        table.add_row(method, str(row["n"]), f"{row['acc@1']:.3f}", f"{row['acc@5']:.3f}",
+                      f"{row['acc@10']:.3f}", f"{row['mrr']:.3f}")
+    console.print(table)
