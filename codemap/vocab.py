@@ -18,12 +18,14 @@ from .readers import header_key, read_table
 
 CONCEPT_COLUMNS = ["code", "name"]
 NAME_COLUMNS = ["code", "name", "name_type", "lang"]
+RELATION_COLUMNS = ["head", "relation", "tail"]
 SYNONYM_SEPARATOR = "|"
 
 
 @dataclass
 class Vocabulary:
-    """Concepts (`code`, `name`, attribute columns…) and names (`code`, `name`, `name_type`, `lang`)."""
+    """Concepts (`code`, `name`, attribute columns…), names (`code`, `name`, `name_type`, `lang`)
+    and, where the source has them, relations (`head`, `relation`, `tail` codes) for training."""
 
     id: str  # short id shown to users, e.g. "LOINC"
     version: str
@@ -31,6 +33,7 @@ class Vocabulary:
     names: pd.DataFrame
     notice: str = ""  # shown in the summary and the run sheet (subset warnings, licence)
     source: str = ""  # where it was read from
+    relations: pd.DataFrame | None = None
     _hash: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
