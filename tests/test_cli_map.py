@@ -1,0 +1,75 @@
+"""`codemap map` end to end: the real CLI, the real default model, real files."""
+import openpyxl
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from codemap.cli import app
+
+from .conftest import DATA, EXAMPLES
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def mapped(tmp_path_factory):
+    """Map the shipped example twice (cold, then warm cache) into a review workbook and a CSV."""
+    folder = tmp_path_factory.mktemp("map")
+    cache = folder / "cache"
+    workbook = folder / "labs.codemap.xlsx"
+    cold = runner.invoke(app, ["map", str(EXAMPLES / "labs.xlsx"), "--target", "LOINC",
+                               "-o", str(workbook), "--cache-dir", str(cache)])
+    table = folder / "labs.csv"
+    warm = runner.invoke(app, ["map", str(EXAMPLES / "labs.csv"), "--target", "LOINC",
+                               "-o", str(table), "--cache-dir", str(cache), "--top-k", "3"])
+    return cold, warm, workbook, table
+
+
+def test_cold_run_writes_review_workbook(mapped):
+    cold, _, workbook, _ = mapped
+    assert cold.exit_code == 0, cold.output
+    assert "index built" in cold.output and "rows read 150; mapped 149; empty text 1" in cold.output
+    assert "subset" in cold.output  # the user is told the built-in LOINC is a subset
+    book = openpyxl.load_workbook(workbook)
+    frame = pd.DataFrame(book["candidates"].values)
+    frame.columns = frame.iloc[0]
+    frame = frame.iloc[1:]
+    top3 = frame[frame["rank"] <= 3].groupby("source_text")["target_code"].agg(list)
+    # Common chemistry and haematology rows get the right LOINC code among the first candidates.
+    assert "718-7" in top3["Hemoglobin"]
+    assert "2823-3" in top3["Potassium"]  # MIMIC's "Blood" chemistry is serum/plasma
+    assert (frame.groupby("source_row")["rank"].count().max()) == 10
+    run = {r[0].value: r[1].value for r in book["run"].iter_rows(min_row=2)}
+    assert run["target"] == "LOINC" and run["model"] == "default" and run["index_cache"] == "built"
+
+
+def test_warm_run_reuses_index_and_writes_csv(mapped):
+    _, warm, _, table = mapped
+    assert warm.exit_code == 0, warm.output
+    assert "index hit" in warm.output
+    frame = pd.read_csv(table, dtype=str, keep_default_na=False)
+    assert list(frame.columns[:3]) == ["source_row", "source_code", "source_text"]
+    assert {"fluid", "category", "rank", "target_code", "target_name", "matched_name", "score",
+            "flag"} <= set(frame.columns)
+    empty = frame[frame["flag"] == "empty source text"]
+    assert len(empty) == 1 and empty.iloc[0]["target_code"] == ""  # reported, not dropped
+    assert frame["source_row"].nunique() == 150
+    assert frame.groupby("source_row").size().max() == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["map", "missing.xlsx", "--target", "LOINC"], "codemap: error: missing.xlsx: file not found"),
+    (["map", str(DATA / "labs_de_cp1252.csv"), "--target", "NOPE"],
+     "codemap: error: unknown target 'NOPE'"),
+    (["map", str(DATA / "labs_de_cp1252.csv"), "--target", "LOINC", "--text-col", "Name"],
+     "codemap: error: " + str(DATA / "labs_de_cp1252.csv") + ": no column named 'Name'"),
+    (["map", str(DATA / "labs_de_cp1252.csv"), "--target", "LOINC", "--model", "/nonexistent/model"],
+     "codemap: error: model '/nonexistent/model' not found"),
+])
+def test_user_errors_exit_2_without_output(tmp_path, args, message):
+    out = tmp_path / "out.xlsx"
+    result = runner.invoke(app, args + ["-o", str(out)])
+    assert result.exit_code == 2
+    assert result.output.startswith(message)
+    assert "Traceback" not in result.output
+    assert not out.exists()

@@ -1,0 +1,73 @@
+"""The cached name index: keyed by model and vocabulary, rebuilt when damaged, resumable."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from codemap import index as index_module
+from codemap.index import load_or_build_index
+from codemap.rank import rank_candidates
+from codemap.config import RankConfig
+from codemap.vocab import Vocabulary
+
+
+def small_vocab(extra: str = "") -> Vocabulary:
+    concepts = pd.DataFrame({"code": ["2823-3", "2951-2", "2160-0"],
+                             "name": ["Potassium [Moles/volume] in Serum or Plasma",
+                                      "Sodium [Moles/volume] in Serum or Plasma",
+                                      "Creatinine [Mass/volume] in Serum or Plasma" + extra]})
+    names = pd.concat([concepts.assign(name_type="preferred"),
+                       pd.DataFrame({"code": ["2823-3", "2951-2"], "name": ["K+", "Na+"],
+                                     "name_type": "synonym"})], ignore_index=True).assign(lang="en")
+    return Vocabulary(id="TINY", version="1", concepts=concepts, names=names)
+
+
+def test_second_load_is_a_cache_hit(tmp_path, default_encoder):
+    first = load_or_build_index(small_vocab(), default_encoder, tmp_path)
+    second = load_or_build_index(small_vocab(), default_encoder, tmp_path)
+    assert not first.cache_hit and second.cache_hit
+    assert first.folder == second.folder
+    np.testing.assert_array_equal(first.vectors, second.vectors)
+    changed = load_or_build_index(small_vocab(" (changed)"), default_encoder, tmp_path)
+    assert changed.folder != first.folder and not changed.cache_hit
+
+
+def test_damaged_cache_is_rebuilt(tmp_path, default_encoder):
+    built = load_or_build_index(small_vocab(), default_encoder, tmp_path)
+    np.save(built.folder / "vectors.npy", np.zeros_like(built.vectors))
+    again = load_or_build_index(small_vocab(), default_encoder, tmp_path)
+    assert not again.cache_hit
+    np.testing.assert_allclose(again.vectors, built.vectors, atol=1e-6)
+
+
+def test_interrupted_build_resumes_from_finished_chunks(tmp_path, default_encoder, monkeypatch):
+    monkeypatch.setattr(index_module, "CHUNK_NAMES", 2)
+    real_encode = default_encoder.encode
+    calls = []
+
+    def recording_encode(texts, fail_on_call=None, **kwargs):
+        calls.append(list(texts))
+        if len(calls) == fail_on_call:
+            raise KeyboardInterrupt  # killed while embedding this chunk
+        return real_encode(texts, **kwargs)
+
+    monkeypatch.setattr(default_encoder, "encode",
+                        lambda texts, **kw: recording_encode(texts, fail_on_call=2, **kw))
+    with pytest.raises(KeyboardInterrupt):
+        load_or_build_index(small_vocab(), default_encoder, tmp_path)
+    calls.clear()
+    monkeypatch.setattr(default_encoder, "encode", lambda texts, **kw: recording_encode(texts, **kw))
+    resumed = load_or_build_index(small_vocab(), default_encoder, tmp_path)
+    assert len(calls) == 2  # chunks 2 and 3 of 3; chunk 1 came from disk
+    assert resumed.vectors.shape == (5, default_encoder.dim)
+
+
+def test_candidates_are_distinct_concepts_scored_by_best_name(tmp_path, default_encoder):
+    vocab = small_vocab()
+    built = load_or_build_index(vocab, default_encoder, tmp_path)
+    queries = default_encoder.encode(["K+", "serum sodium"])
+    found = rank_candidates(built, vocab, queries, RankConfig(top_k=3, names_per_candidate=1))
+    first = found[found["query"] == 0]
+    assert list(first["rank"]) == [1, 2, 3] and first["target_code"].is_unique
+    assert first.iloc[0]["target_code"] == "2823-3" and first.iloc[0]["matched_name"] == "K+"
+    assert first.iloc[0]["score"] > 0.99
+    assert found[found["query"] == 1].iloc[0]["target_code"] == "2951-2"

@@ -1,0 +1,54 @@
+"""Vocabulary files and the built-in LOINC subset."""
+import pytest
+
+from codemap.errors import CodemapError
+from codemap.vocab import builtin_loinc, load_target, load_vocab_file
+
+
+def test_vocab_file_with_synonyms(tmp_path):
+    path = tmp_path / "my_vocab.tsv"
+    path.write_text("concept_code\tconcept_name\tsynonyms\tdomain\n"
+                    "A1\tPotassium\tK+ | Kalium\tLab\n"
+                    "A2\tSodium\t\tLab\n", encoding="utf-8")
+    vocab = load_vocab_file(path)
+    assert vocab.id == "my_vocab"
+    assert list(vocab.concepts.columns) == ["code", "name", "domain"]
+    assert sorted(vocab.names["name"]) == ["K+", "Kalium", "Potassium", "Sodium"]
+    assert set(vocab.names.loc[vocab.names["name"] == "Kalium", "name_type"]) == {"synonym"}
+    assert load_target(str(path)).content_hash == vocab.content_hash
+
+
+def test_content_hash_follows_content(tmp_path):
+    one = tmp_path / "v.csv"
+    one.write_text("code,name\n1,Potassium\n")
+    first = load_vocab_file(one).content_hash
+    one.write_text("code,name\n1,Potassium [Moles/volume]\n")
+    assert load_vocab_file(one).content_hash != first
+
+
+def test_vocab_file_errors(tmp_path):
+    path = tmp_path / "v.csv"
+    path.write_text("identifier,text\n1,a\n")
+    with pytest.raises(CodemapError, match="v.csv: no code column found among identifier, text"):
+        load_vocab_file(path)
+    path.write_text("code,name\n1,a\n2,\n")
+    with pytest.raises(CodemapError, match="v.csv: row 3 has an empty code or name"):
+        load_vocab_file(path)
+
+
+def test_builtin_loinc_subset():
+    vocab = load_target("loinc")
+    assert vocab.id == "LOINC" and "subset" in vocab.notice
+    concepts = vocab.concepts.set_index("code")
+    assert concepts.loc["2823-3", "name"] == "Potassium [Moles/volume] in Serum or Plasma"
+    assert concepts.loc["2823-3", "class"] == "Chem"
+    assert len(vocab.concepts) > 2000 and vocab.concepts["code"].is_unique
+    short = vocab.names[(vocab.names["code"] == "2823-3") & (vocab.names["name_type"] == "short")]
+    assert list(short["name"]) == ["Potassium SerPl-sCnc"]
+    assert builtin_loinc().content_hash == vocab.content_hash
+
+
+def test_unknown_target():
+    with pytest.raises(CodemapError, match=r"unknown target 'SNOMED-XYZ': not a file and not a "
+                                           r"known vocabulary"):
+        load_target("SNOMED-XYZ")

@@ -1,0 +1,75 @@
+"""Review workbook and CSV/TSV output: structure, formula safety, atomic writes."""
+import csv
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pytest
+
+from codemap.errors import CodemapError
+from codemap.writers import DECISIONS, write_candidates
+
+RUN = {"model": "default", "target": "LOINC"}
+
+
+def candidates() -> pd.DataFrame:
+    return pd.DataFrame({
+        "source_row": [2, 2, 3],
+        "source_code": ["00123", "00123", "=HYPERLINK(\"http://x\")"],
+        "source_text": ["K+ SerPl", "K+ SerPl", "+Na"],
+        "rank": pd.array([1, 2, 1], dtype="Int64"),
+        "target_code": ["2823-3", "6298-4", "2951-2"],
+        "target_name": ["Potassium [Moles/volume] in Serum or Plasma",
+                        "Potassium [Moles/volume] in Blood", "-Sodium"],
+        "matched_name": ["Potassium SerPl-sCnc", "Potassium Bld-sCnc", "@Na"],
+        "score": np.array([0.91, 0.85, 0.7], dtype=np.float32),
+    })
+
+
+def test_review_workbook_structure(tmp_path):
+    path = write_candidates(candidates(), tmp_path / "out.xlsx", RUN)
+    book = openpyxl.load_workbook(path)
+    assert book.sheetnames == ["candidates", "run"]
+    sheet = book["candidates"]
+    header = [c.value for c in sheet[1]]
+    assert header[-2:] == ["decision", "comment"]
+    assert sheet.freeze_panes == "A2"
+    assert sheet.auto_filter.ref == f"A1:{openpyxl.utils.get_column_letter(len(header))}4"
+    validations = sheet.data_validations.dataValidation
+    assert len(validations) == 1 and validations[0].formula1 == '"' + ",".join(DECISIONS) + '"'
+    # Formula-like text stays text: the cell type is string, not formula.
+    code_cell = sheet.cell(row=4, column=2)
+    assert code_cell.value == "=HYPERLINK(\"http://x\")" and code_cell.data_type == "s"
+    assert sheet.cell(row=2, column=2).value == "00123"
+    assert sheet.cell(row=2, column=header.index("score") + 1).value == pytest.approx(0.91, abs=1e-6)
+    assert sheet.row_dimensions[3].outline_level == 1  # rank 2 collapses under its source
+    assert {r[0].value: r[1].value for r in book["run"].iter_rows(min_row=2)} == RUN
+
+
+@pytest.mark.parametrize("suffix, delimiter", [(".csv", ","), (".tsv", "\t")])
+def test_delimited_output_escapes_formulas(tmp_path, suffix, delimiter):
+    path = write_candidates(candidates(), tmp_path / f"out{suffix}", RUN)
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle, delimiter=delimiter))
+    assert rows[2]["source_code"] == "'=HYPERLINK(\"http://x\")"
+    assert rows[2]["source_text"] == "'+Na" and rows[2]["matched_name"] == "'@Na"
+    assert rows[0]["source_code"] == "00123" and rows[0]["score"].startswith("0.91")
+
+
+def test_bad_output_suffix_writes_nothing(tmp_path):
+    with pytest.raises(CodemapError, match="unknown output type .json"):
+        write_candidates(candidates(), tmp_path / "out.json", RUN)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
+    import codemap.writers
+
+    def half_write(frame, path, run):
+        path.write_bytes(b"PK half a workbook")
+        raise KeyboardInterrupt  # a user pressing Ctrl-C in the middle of writing
+
+    monkeypatch.setattr(codemap.writers, "write_review_workbook", half_write)
+    with pytest.raises(KeyboardInterrupt):
+        write_candidates(candidates(), tmp_path / "out.xlsx", RUN)
+    assert list(tmp_path.iterdir()) == []
