@@ -152,3 +152,18 @@ def test_resume_gives_the_same_next_losses(tiny_setup, tmp_path):
     assert list(resumed.index) == [3, 4]
     assert resumed.loc[3] == pytest.approx(full.loc[3], abs=1e-6)
     assert resumed.loc[4] == pytest.approx(full.loc[4], abs=1e-6)
+
+
+def test_cli_train_writes_a_model_and_rejects_unknown_options(tiny_setup, tmp_path):
+    from typer.testing import CliRunner
+
+    from codemap.cli import app
+
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(app, ["train", "--kg", str(tiny_setup / "vocab.tsv"), "--base",
+                                      str(tiny_setup / "model"), "--steps", "2", "--batch-triplets",
+                                      "12", "--repeats", "3", "--out", str(out), "--progress", "false"])
+    assert result.exit_code == 0, result.output
+    assert (out / "model" / "codemap.json").exists() and (out / "log.csv").exists()
+    bad = CliRunner().invoke(app, ["train", "--no-such-option", "1"])
+    assert bad.exit_code == 2

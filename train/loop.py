@@ -69,8 +69,7 @@ def train(config: TrainConfig) -> dict:
     model.train()
     optimizer = _optimizer(model, config)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, config))
-    extra = {"base_model": str(info.path) if config.base == "default" else config.base,
-             "base_model_id": info.id, "kg": list(config.kg), "data_hash": graph.content_hash,
+    extra = {"base_model": config.base, "base_model_path": str(info.path), "kg": list(config.kg), "data_hash": graph.content_hash,
              "graph": graph.summary(), "relation_labels": graph.relation_labels,
              "train_config": config.as_dict()}
     start = 0
