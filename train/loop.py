@@ -69,7 +69,8 @@ def train(config: TrainConfig) -> dict:
     model.train()
     optimizer = _optimizer(model, config)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, config))
-    extra = {"base_model": config.base, "base_model_path": str(info.path), "kg": list(config.kg), "data_hash": graph.content_hash,
+    extra = {"base_model": config.base, "base_model_path": str(info.path), "kg": list(config.kg),
+             "data_hash": graph.content_hash,
              "graph": graph.summary(), "relation_labels": graph.relation_labels,
              "train_config": config.as_dict()}
     start = 0
