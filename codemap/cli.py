@@ -152,6 +152,24 @@ def eval_command(
     print_eval_table(evaluate_gold(config))
 
 
+@app.command("train", context_settings={"allow_extra_args": True,
+                                          "ignore_unknown_options": True})
+@user_errors
+def train_command(ctx: typer.Context) -> None:
+    """Train a CODER model on knowledge graphs (options: `--key value` of codemap.train's
+    TrainConfig, `--config smoke|gpu` for a preset; needs torch). Multi-GPU: torchrun -m codemap.train.
+
+    Example: codemap train --kg loinc --kg hpo --data-dir ../shared/data --steps 200 --out runs/coder
+    """
+    import json
+
+    from .train.config import parse_overrides  # codemap.train is optional: import it late
+    from .train.loop import train
+
+    _setup_logging(False, False)
+    typer.echo(json.dumps(train(parse_overrides(list(ctx.args))), indent=2))
+
+
 @vocab_app.command("list")
 @user_errors
 def vocab_list_command() -> None:

@@ -1,8 +1,37 @@
 """Frozen settings for each stage. Defaults live here; CLI options take theirs from these."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+
+def default_cache_dir() -> Path:
+    """$CODEMAP_CACHE_DIR, else $XDG_CACHE_HOME/codemap, else ~/.cache/codemap."""
+    if os.environ.get("CODEMAP_CACHE_DIR"):
+        return Path(os.environ["CODEMAP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "codemap"
+
+
+@dataclass(frozen=True)
+class VocabFilter:
+    """Which part of a target vocabulary to map onto (`--filter`, `--standard-only`, `--lang`)."""
+
+    # (attribute, value) pairs: values of one attribute are alternatives, attributes must all hold.
+    attributes: tuple[tuple[str, str], ...] = ()
+    standard_only: bool = False  # keep concepts whose status is "active" (OMOP standard)
+    langs: tuple[str, ...] = ()  # keep names in these languages ("de" also keeps "de-AT")
+
+    @property
+    def active(self) -> bool:
+        return bool(self.attributes or self.standard_only or self.langs)
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.attributes]
+        parts += ["standard-only"] if self.standard_only else []
+        parts += [f"lang={lang}" for lang in self.langs]
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -47,6 +76,8 @@ class MapConfig:
     rank: RankConfig = field(default_factory=RankConfig)
     cache_dir: Path = Path.home() / ".cache" / "codemap"
     progress: bool = True
+    vocab_filter: VocabFilter = field(default_factory=VocabFilter)
+    store_dir: Path | None = None  # vocabulary store; <cache_dir>/store when None
 
 
 @dataclass(frozen=True)
@@ -61,3 +92,5 @@ class EvalConfig:
     rank: RankConfig = field(default_factory=RankConfig)
     cache_dir: Path = Path.home() / ".cache" / "codemap"
     progress: bool = True
+    vocab_filter: VocabFilter = field(default_factory=VocabFilter)
+    store_dir: Path | None = None

@@ -47,7 +47,7 @@ def map_codes(config: MapConfig) -> MapResult:
     """
     clock = time.perf_counter()
     source = read_code_list(config.source, config.read)
-    vocab = load_target(config.target)
+    vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
     t_read = time.perf_counter()
     encoder = Encoder.load(config.encoder)
     t_model = time.perf_counter()
@@ -99,7 +99,7 @@ def evaluate_gold(config: EvalConfig) -> dict:
     if config.gold_col not in source.frame.columns:
         raise CodemapError(f"{config.gold}: no column named {config.gold_col!r} "
                            f"(columns: {', '.join(source.frame.columns)})")
-    vocab = load_target(config.target)
+    vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
     known = set(vocab.concepts["code"])
     gold = [{c.strip() for c in value.split(SYNONYM_SEPARATOR) if c.strip()}
             for value in source.frame[config.gold_col]]

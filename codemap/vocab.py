@@ -53,11 +53,18 @@ class Vocabulary:
         return self.concepts.set_index("code")
 
 
-def load_target(target: str) -> Vocabulary:
-    """Resolve `--target`: a vocabulary file path, a built-in vocabulary name, or a store name.
+def load_target(target: str, vocab_filter=None, store_dir: str | Path | None = None) -> Vocabulary:
+    """Resolve `--target`: a vocabulary file path, a store name, or a built-in vocabulary name.
 
-    Raises CodemapError when it is none of these.
+    `vocab_filter` (a `codemap.config.VocabFilter`) applies to store vocabularies. Raises
+    CodemapError when the target is none of these.
     """
+    from .config import VocabFilter
+    from .store import VocabStore
+
+    store = VocabStore(store_dir)
+    if not Path(target).suffix and store.find(target) is not None:
+        return store.load(target, vocab_filter or VocabFilter())
     path = Path(target)
     if path.suffix and path.exists():
         return load_vocab_file(path)
@@ -78,11 +85,13 @@ _CODE_HEADERS = ["code", "conceptcode", "conceptid", "loinc", "loincnum", "loinc
 _NAME_HEADERS = ["name", "conceptname", "longcommonname", "preferredname", "term", "label",
                  "description", "str", "display", "bezeichnung", "nom", "nombre", "title"]
 _SYNONYM_HEADERS = ["synonyms", "synonym", "aliases", "altnames", "relatednames"]
+_PARENT_HEADERS = ["parent", "parentcode", "parentid", "parents", "broader", "isa"]
 
 
 def load_vocab_file(path: str | Path) -> Vocabulary:
     """Read a vocabulary table: a code column, a name column, an optional `|`-separated synonyms
-    column; every other column becomes a concept attribute.
+    column, an optional `|`-separated parent codes column (relations `is_a`); every other column
+    becomes a concept attribute.
 
     Raises CodemapError when the code or name column cannot be found or a code repeats with
     different names in the preferred-name column.
@@ -101,7 +110,9 @@ def load_vocab_file(path: str | Path) -> Vocabulary:
     blank = frame.index[(frame[code_col] == "") | (frame[name_col] == "")]
     if len(blank):
         raise CodemapError(f"{path}: row {blank[0] + 2} has an empty code or name")
-    concepts = frame.drop(columns=[c for c in (syn_col,) if c]).rename(
+    parent_col = _pick(path, frame.columns, _PARENT_HEADERS, "parent", required=False,
+                       exclude={code_col, name_col, syn_col})
+    concepts = frame.drop(columns=[c for c in (syn_col, parent_col) if c]).rename(
         columns={code_col: "code", name_col: "name"})
     concepts = concepts.drop_duplicates(subset="code", keep="first")
     names = [pd.DataFrame({"code": frame[code_col], "name": frame[name_col],
@@ -114,8 +125,16 @@ def load_vocab_file(path: str | Path) -> Vocabulary:
         names.append(pd.DataFrame({"code": synonyms[code_col], "name": synonyms["name"],
                                    "name_type": "synonym", "lang": ""}))
     names_frame = pd.concat(names, ignore_index=True).drop_duplicates(subset=["code", "name"])
+    relations = None
+    if parent_col:
+        parents = frame[[code_col]].assign(
+            tail=frame[parent_col].str.split(SYNONYM_SEPARATOR, regex=False)).explode("tail")
+        parents["tail"] = parents["tail"].fillna("").str.strip()
+        parents = parents[parents["tail"] != ""]
+        relations = pd.DataFrame({"head": parents[code_col], "relation": "is_a",
+                                  "tail": parents["tail"]}).reset_index(drop=True)
     return Vocabulary(id=path.stem, version=f"file:{path.name}", concepts=concepts,
-                      names=names_frame, source=str(path))
+                      names=names_frame, source=str(path), relations=relations)
 
 
 def _pick(path: Path, columns, wanted: list[str], role: str, *, required: bool = True,

@@ -1,0 +1,169 @@
+"""CODER trainer: losses against hand-computed cases, sampler guarantees, tiny-model mechanics."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from codemap.errors import CodemapError
+from codemap.train.config import TrainConfig, parse_overrides
+from codemap.train.kg import TripletSampler, build_graph, clean_name
+from codemap.train.losses import (MultiSimilarityLoss, RelationMSLoss, mine_hard_pairs,
+                                  ms_loss_from_similarity)
+from codemap.vocab import Vocabulary
+
+
+def test_mining_keeps_only_hard_pairs():
+    sim = torch.tensor([[1.0, 0.9, 0.3, 0.85]])
+    pos = torch.tensor([[False, True, False, False]])
+    neg = torch.tensor([[False, False, True, True]])
+    hard_pos, hard_neg = mine_hard_pairs(sim, pos, neg, eps=0.1)
+    # min pos 0.9 → negatives above 0.8: only 0.85; max neg 0.85 → positives below 0.95: 0.9
+    assert hard_neg.tolist() == [[False, False, False, True]]
+    assert hard_pos.tolist() == [[False, True, False, False]]
+
+
+def test_ms_value_matches_hand_computation():
+    sim = torch.tensor([[1.0, 0.9, 0.85]])
+    pos = torch.tensor([[False, True, False]])
+    neg = torch.tensor([[False, False, True]])
+    got = ms_loss_from_similarity(sim, pos, neg, alpha=2, beta=50, lam=0.5, eps=0.1)
+    want = math.log(1 + math.exp(-2 * 0.4)) / 2 + math.log(1 + math.exp(50 * 0.35)) / 50
+    assert got.item() == pytest.approx(want, rel=1e-5)
+
+
+def test_degenerate_batches_give_zero_loss_with_a_graph():
+    emb = torch.randn(4, 8, requires_grad=True)
+    loss = MultiSimilarityLoss()
+    assert loss(emb, torch.tensor([0, 1, 2, 3])).item() == 0.0  # no positives
+    same = loss(emb, torch.tensor([5, 5, 5, 5]))  # no negatives
+    assert same.item() == 0.0
+    same.backward()
+    assert torch.isfinite(emb.grad).all()
+
+
+def test_gradient_reaches_relation_matrices():
+    torch.manual_seed(0)
+    rel = RelationMSLoss(n_relations=2, dim=8)
+    heads, tails = torch.randn(4, 8), torch.randn(4, 8)
+    loss = rel(heads, tails, torch.tensor([0, 0, 1, 1]), torch.tensor([7, 7, 8, 8]))
+    loss.backward()
+    assert loss.item() > 0
+    assert rel.matrices.grad[0].abs().sum() > 0 and rel.matrices.grad[1].abs().sum() > 0
+
+
+def _vocab():
+    names = pd.DataFrame({"code": ["a", "a", "b", "b", "c", "d"],
+                          "name": ["Glucose", "GLU", "Sodium", "Na", "Potassium NOS", "Urea-N"]})
+    names = names.assign(name_type="", lang="en")
+    relations = pd.DataFrame({"head": ["a"], "relation": ["is_a"], "tail": ["b"]})
+    return Vocabulary("T", "1", names.drop_duplicates("code")[["code", "name"]], names,
+                      relations=relations)
+
+
+def test_graph_synonym_triplets_and_holdout():
+    graph = build_graph([_vocab()], holdout={"na"})
+    assert graph.removed_names == 1
+    assert "potassium" in graph.names and "urea n" in graph.names
+    labels = [graph.relation_labels[r] for r in graph.triplets[:, 1]]
+    assert labels.count("synonym") == 2 and labels.count("is_a") == 1  # c and d are alone
+    assert clean_name("Heart-Attack, NOS") == "heart attack"
+
+
+def test_sampler_repeats_each_triplet_m_times_and_is_replayable():
+    graph = build_graph([_vocab()])
+    sampler = TripletSampler(graph, k=9, m=3, seed=1)
+    batch = sampler.batch(5)
+    _, counts = np.unique(batch.triplets, return_counts=True)
+    assert sorted(counts) == [3, 3, 3]
+    for name, concept in zip(batch.names, batch.labels):
+        assert name in graph.names_of(concept)
+    again = TripletSampler(graph, k=9, m=3, seed=1).batch(5)
+    assert again.names == batch.names
+    with pytest.raises(CodemapError):
+        TripletSampler(graph, k=8, m=4)  # m > √k
+
+
+def test_config_overrides():
+    config = parse_overrides(["--config", "smoke", "--kg", "loinc", "--steps", "3"])
+    assert config.kg == ("loinc",) and config.steps == 3
+    with pytest.raises(CodemapError):
+        parse_overrides(["--nope", "1"])
+    with pytest.raises(CodemapError):
+        parse_overrides(["--steps", "many"])
+
+
+@pytest.fixture(scope="module")
+def tiny_setup(tmp_path_factory):
+    """A random tiny BERT (mechanics only, never quality) and a small synonym vocabulary."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from codemap.models import default_model_path
+
+    root = tmp_path_factory.mktemp("tiny")
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,
+                                 num_attention_heads=2, intermediate_size=64))
+    model.save_pretrained(root / "model")
+    AutoTokenizer.from_pretrained(default_model_path()).save_pretrained(root / "model")
+    rows = ["code\tname\tsynonyms", "1\tglucose\tglu|blood sugar", "2\tsodium\tna|natrium",
+            "3\tpotassium\tk|kalium", "4\tcreatinine\tcreat|crea", "5\themoglobin\thgb|hb",
+            "6\turea nitrogen\tbun|urea"]
+    (root / "vocab.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return root
+
+
+def _tiny_config(root, out, **changes):
+    return TrainConfig(kg=(str(root / "vocab.tsv"),), base=str(root / "model"), out=str(out),
+                       batch_triplets=12, repeats=3, lr=1e-3, warmup_steps=1, log_every=1,
+                       checkpoint_every=2, progress=False, **changes)
+
+
+def _losses(out):
+    return pd.read_csv(out / "log.csv").set_index("step")["loss"]
+
+
+def test_tiny_model_loss_goes_down_and_writes_a_loadable_model(tiny_setup, tmp_path):
+    from codemap.encoder import Encoder
+    from codemap.config import EncoderConfig
+    from codemap.train.loop import train
+
+    summary = train(_tiny_config(tiny_setup, tmp_path / "run", steps=30))
+    losses = _losses(tmp_path / "run")
+    assert losses.iloc[-5:].mean() < losses.iloc[:5].mean()
+    assert summary["graph"]["triplets"] == 6  # synonym-only triplets
+    encoder = Encoder.load(EncoderConfig(model=str(tmp_path / "run" / "model"), device="cpu"))
+    assert encoder.encode(["glucose"]).shape == (1, 32)
+    assert (tmp_path / "run" / "model" / "relations.safetensors").exists()
+
+
+def test_resume_gives_the_same_next_losses(tiny_setup, tmp_path):
+    import shutil
+
+    from codemap.train.loop import train
+
+    train(_tiny_config(tiny_setup, tmp_path / "full", steps=4, keep_checkpoints=5))
+    (tmp_path / "resumed" / "checkpoints").mkdir(parents=True)
+    shutil.copytree(tmp_path / "full" / "checkpoints" / "step-0000002",
+                    tmp_path / "resumed" / "checkpoints" / "step-0000002")
+    train(_tiny_config(tiny_setup, tmp_path / "resumed", steps=4, keep_checkpoints=5))
+    full, resumed = _losses(tmp_path / "full"), _losses(tmp_path / "resumed")
+    assert list(resumed.index) == [3, 4]
+    assert resumed.loc[3] == pytest.approx(full.loc[3], abs=1e-6)
+    assert resumed.loc[4] == pytest.approx(full.loc[4], abs=1e-6)
+
+
+def test_cli_train_writes_a_model_and_rejects_unknown_options(tiny_setup, tmp_path):
+    from typer.testing import CliRunner
+
+    from codemap.cli import app
+
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(app, ["train", "--kg", str(tiny_setup / "vocab.tsv"), "--base",
+                                      str(tiny_setup / "model"), "--steps", "2", "--batch-triplets",
+                                      "12", "--repeats", "3", "--out", str(out), "--progress", "false"])
+    assert result.exit_code == 0, result.output
+    assert (out / "model" / "codemap.json").exists() and (out / "log.csv").exists()
+    bad = CliRunner().invoke(app, ["train", "--no-such-option", "1"])
+    assert bad.exit_code == 2

@@ -1,0 +1,121 @@
+"""TrainConfig: every training setting with its default, overridable as `--key value`
+(nanoGPT-style), from presets in train/configs/*.json (`--config smoke`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+from codemap.errors import CodemapError
+
+PRESETS = Path(__file__).parent / "configs"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    # data
+    kg: tuple[str, ...] = ("loinc",)  # knowledge graphs: loinc/hpo/do (from data_dir), .obo, store names
+    data_dir: str = ""  # folder holding the public data folders (loinc-top2000, hpo-2015, …)
+    holdout: tuple[str, ...] = ()  # tables whose query texts are removed from the training names
+    drop_brackets: bool = False  # name cleaning: LOINC brackets carry the property, keep them
+    # model
+    base: str = "default"  # base checkpoint: "default" (MiniLM), a folder or a hub id
+    pooling: str = ""  # "cls" or "mean"; empty = the base checkpoint's own pooling
+    max_length: int = 32  # terms are short; CODER trains at 32 tokens
+    # batches: k triplet rows per step, each distinct triplet repeated m times (2 ≤ m ≤ √k)
+    batch_triplets: int = 128
+    repeats: int = 8
+    grad_accum: int = 1  # micro-batches per optimiser step (paper: 8)
+    # loss: L = L_term + mu * L_relation
+    term_loss: str = "ms"  # "ms" (paper) or "infonce" (ablation)
+    relation_loss: str = "cosine"  # "cosine" (paper), "transe" or "none" (ablations)
+    mu: float = 1.0
+    alpha: float = 2.0  # MS loss weights and margin, paper defaults for both losses
+    beta: float = 50.0
+    lam: float = 0.5
+    eps: float = 0.1
+    temperature: float = 0.05  # InfoNCE only
+    # optimiser: AdamW with linear warm-up then linear decay to 0
+    steps: int = 1000
+    lr: float = 2e-5
+    relation_lr: float = 1e-3  # the relation matrices start at I and need larger steps than BERT
+    warmup_steps: int = 100
+    weight_decay: float = 0.01
+    clip: float = 1.0
+    seed: int = 0
+    # hardware
+    device: str = "auto"  # auto, cpu, cuda
+    precision: str = "auto"  # auto (bf16 on CUDA, fp32 on CPU), fp32, bf16, fp16
+    # output and monitoring
+    out: str = "runs/coder"
+    checkpoint_every: int = 500  # also the resume granularity
+    keep_checkpoints: int = 2
+    log_every: int = 10
+    eval_every: int = 0  # 0: evaluate only before and after training (when eval_file is set)
+    eval_file: str = ""  # dev (query, gold code) table
+    eval_target: str = "LOINC"
+    eval_gold_col: str = "loinc_code"
+    eval_text_cols: tuple[str, ...] = ()
+    progress: bool = True
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def parse_overrides(argv: list[str], base: TrainConfig = TrainConfig()) -> TrainConfig:
+    """`--config NAME` (a preset in train/configs or a JSON file) then `--key value` pairs.
+    Repeating a tuple option appends (`--kg loinc --kg hpo`). Unknown keys and bad values raise
+    CodemapError."""
+    config = base
+    args = list(argv)
+    if "--config" in args:
+        at = args.index("--config")
+        config = load_preset(args[at + 1] if at + 1 < len(args) else "", config)
+        del args[at:at + 2]
+    types = {f.name: f for f in fields(TrainConfig)}
+    updates: dict = {}
+    while args:
+        flag = args.pop(0)
+        key = flag[2:].replace("-", "_") if flag.startswith("--") else ""
+        if key not in types:
+            raise CodemapError(f"unknown training option {flag!r} (known: "
+                               f"{', '.join('--' + k.replace('_', '-') for k in types)})")
+        if not args:
+            raise CodemapError(f"{flag} needs a value")
+        value = args.pop(0)
+        default = getattr(config, key)
+        if isinstance(default, tuple):
+            updates[key] = updates.get(key, ()) + (value,)
+        else:
+            updates[key] = _convert(flag, value, default)
+    return replace(config, **updates)
+
+
+def load_preset(name: str, base: TrainConfig = TrainConfig()) -> TrainConfig:
+    path = Path(name) if name.endswith(".json") else PRESETS / f"{name}.json"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in PRESETS.glob("*.json")))
+        raise CodemapError(f"--config {name}: no such preset (known: {known}) or JSON file")
+    values = json.loads(path.read_text(encoding="utf-8"))
+    return from_dict(values, base)
+
+
+def from_dict(values: dict, base: TrainConfig = TrainConfig()) -> TrainConfig:
+    known = {f.name for f in fields(TrainConfig)}
+    unknown = set(values) - known
+    if unknown:
+        raise CodemapError(f"unknown training settings: {', '.join(sorted(unknown))}")
+    return replace(base, **{k: tuple(v) if isinstance(getattr(base, k), tuple) else v
+                            for k, v in values.items()})
+
+
+def _convert(flag: str, value: str, default):
+    try:
+        if isinstance(default, bool):
+            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(value)
+            return value.lower() in ("true", "1", "yes")
+        return type(default)(value)
+    except ValueError:
+        raise CodemapError(f"{flag} {value!r}: expected a {type(default).__name__}") from None
