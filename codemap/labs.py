@@ -87,6 +87,7 @@ class UnitScorer:
 
     match: float = 0.05
     mismatch: float = -0.10
+    use_examples: bool = True  # also accept the code's LOINC example units, not only its PROPERTY
     name: str = "unit"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
@@ -94,8 +95,9 @@ class UnitScorer:
         prop = str(concept.get("property", "") or "")
         if not unit.properties or not prop or prop in _UNITLESS:
             return NO_EVIDENCE
-        examples = {u.lower() for u in str(concept.get("example_units", "") or "").split("|") if u}
-        if unit.ucum.lower() in examples or prop in unit.properties:
+        examples = str(concept.get("example_units", "") or "") if self.use_examples else ""
+        if unit.ucum.lower() in {u.lower() for u in examples.split("|") if u} \
+                or prop in unit.properties:
             return Evidence(self.match, f"unit {unit.raw} fits {prop}")
         return Evidence(self.mismatch, f"unit {unit.raw} contradicts {prop}", contradicts=True)
 
@@ -118,6 +120,7 @@ class SpecimenScorer:
         return Evidence(self.mismatch, f"specimen {row['specimen']} ≠ {concept.get('system')}")
 
 
-def lab_scorers(unit: bool = True, specimen: bool = True) -> list:
+def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True) -> list:
     """The lab evidence scorers, each switchable for ablations."""
-    return [s for s, on in ((UnitScorer(), unit), (SpecimenScorer(), specimen)) if on]
+    scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen))
+    return [s for s, on in scorers if on]
