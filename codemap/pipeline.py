@@ -21,7 +21,7 @@ from .evaluate import gold_ranks, score_ranks
 from .index import load_or_build_index
 from .labs import add_loinc_axes, lab_scorers
 from .lexical import load_or_build_lexical
-from .rank import rank_candidates, rank_hybrid
+from .rank import rank_hybrid
 from .readers import SourceTable, read_code_list
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
@@ -57,7 +57,10 @@ def map_codes(config: MapConfig) -> MapResult:
     t_index = time.perf_counter()
     texts = source.texts
     queries = encoder.encode(texts, progress=config.progress, desc="embedding source")
-    found = rank_candidates(index, vocab, queries, config.rank)
+    with_axes(vocab)
+    lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
+    scorers = lab_scorers(config.rank.unit_evidence, config.rank.specimen_evidence)
+    found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
     timings = {"read": t_read - clock, "load_model": t_model - t_read,
@@ -83,6 +86,8 @@ def map_codes(config: MapConfig) -> MapResult:
         "pooling": encoder.info.pooling.value,
         "max_length": encoder.info.max_length,
         "top_k": config.rank.top_k,
+        "ranking": f"{config.rank.method} ({config.rank.fusion}), unit evidence "
+                   f"{config.rank.unit_evidence}, specimen evidence {config.rank.specimen_evidence}",
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
         "index_cache": "hit" if index.cache_hit else "built",

@@ -68,3 +68,18 @@ def test_eval_prints_methods_side_by_side(shared_cache):
     bad = runner.invoke(app, ["eval", str(DATA / "mimic_labs_gold.tsv"), "--target", "LOINC",
                               "--gold-col", "nope", "--cache-dir", str(shared_cache), "-q"])
     assert bad.exit_code == 2
+
+
+def test_map_writes_explanations_and_hides_contradicted(tmp_path, shared_cache):
+    import pandas as pd
+
+    source = tmp_path / "labs.tsv"
+    source.write_text("code\tname\tunit\tfluid\nA1\tCreatinine\tmg/dL\tBlood\n", encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    result = CliRunner().invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
+                                      "-k", "5", "--hide-contradicted", "-q",
+                                      "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, sep="\t")
+    assert frame["explanation"].str.contains("unit mg/dL fits MCnc").all()
+    assert not frame["target_name"].str.contains("Moles/volume").any()
