@@ -63,6 +63,16 @@ class RankConfig:
     # Names fetched per wanted candidate before collapsing to distinct concepts: a concept with
     # many near-identical names would otherwise crowd the others out of the top-k.
     names_per_candidate: int = 5
+    # Hybrid ranking (codemap.rank.rank_hybrid): which scores rank, how they are fused, and how
+    # many fused candidates per row the evidence scorers look at.
+    method: str = "hybrid"  # "encoder", "lexical" or "hybrid"
+    fusion: str = "weighted"  # "weighted" (w·cosine + (1-w)·tf-idf) or "rrf" (reciprocal rank)
+    encoder_weight: float = 0.5
+    rrf_k: int = 60
+    pool: int = 50
+    unit_evidence: bool = True
+    specimen_evidence: bool = True
+    hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
 
 
 @dataclass(frozen=True)

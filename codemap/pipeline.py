@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 import numpy as np
 import pandas as pd
 
 from . import __version__
-from .config import EvalConfig, MapConfig, ReadOptions
+from .config import EvalConfig, MapConfig, RankConfig, ReadOptions
 from .encoder import Encoder
 from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
 from .index import load_or_build_index
-from .rank import rank_candidates
+from .labs import add_loinc_axes, lab_scorers
+from .lexical import load_or_build_lexical
+from .rank import rank_hybrid
 from .readers import SourceTable, read_code_list
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
@@ -55,7 +57,10 @@ def map_codes(config: MapConfig) -> MapResult:
     t_index = time.perf_counter()
     texts = source.texts
     queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
-    found = rank_candidates(index, vocab, queries, config.rank)
+    with_axes(vocab)
+    lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
+    scorers = lab_scorers(config.rank.unit_evidence, config.rank.specimen_evidence)
+    found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
     timings = {"read": t_read - clock, "load_model": t_model - t_read,
@@ -81,6 +86,8 @@ def map_codes(config: MapConfig) -> MapResult:
         "pooling": encoder.info.pooling.value,
         "max_length": encoder.info.max_length,
         "top_k": config.rank.top_k,
+        "ranking": f"{config.rank.method} ({config.rank.fusion}), unit evidence "
+                   f"{config.rank.unit_evidence}, specimen evidence {config.rank.specimen_evidence}",
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
         "index_cache": "hit" if index.cache_hit else "built",
@@ -110,10 +117,47 @@ def evaluate_gold(config: EvalConfig) -> dict:
     encoder = Encoder.load(config.encoder)
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     queries = encoder.encode(texts, progress=config.progress, desc="embedding queries")
-    found = rank_candidates(index, vocab, queries, config.rank)
-    scores = {"encoder": score_ranks(gold_ranks(found, gold))}
+    rows = [row_fields(source)[i] for i in keep]
+    with_axes(vocab)
+    lexical = load_or_build_lexical(vocab, config.cache_dir)
+    scores = {}
+    for method, rank in eval_methods(config.rank).items():
+        found = rank_hybrid(index, lexical, vocab, queries, rows,
+                            lab_scorers(rank.unit_evidence, rank.specimen_evidence), rank)
+        scores[method] = score_ranks(gold_ranks(found, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
+
+
+def eval_methods(base: RankConfig) -> dict[str, RankConfig]:
+    """The rankings `codemap eval` compares side by side: each alone, fused, and ablations."""
+    plain = replace(base, unit_evidence=False, specimen_evidence=False)
+    return {
+        "encoder": replace(plain, method="encoder"),
+        "lexical": replace(plain, method="lexical"),
+        "hybrid rrf, no evidence": replace(plain, method="hybrid", fusion="rrf"),
+        "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
+        "hybrid + unit": replace(plain, method="hybrid", unit_evidence=True),
+        "hybrid + specimen": replace(plain, method="hybrid", specimen_evidence=True),
+        "hybrid (all evidence)": replace(base, method="hybrid"),
+    }
+
+
+def row_fields(source: SourceTable) -> list[dict]:
+    """Each row's fields for the lexical index and evidence scorers: text, unit, specimen and
+    every column of the list under its own name."""
+    texts, units = source.texts, source.column(source.unit_col)
+    specimens = source.column(source.specimen_col)
+    records = source.frame.to_dict("records")
+    return [{**record, "text": t, "unit": u, "specimen": s}
+            for record, t, u, s in zip(records, texts, units, specimens)]
+
+
+def with_axes(vocab: Vocabulary) -> Vocabulary:
+    """Add LOINC axes (property, system, example units) to a LOINC vocabulary's concepts."""
+    if vocab.id.upper().startswith("LOINC") and "property" not in vocab.concepts.columns:
+        vocab.concepts = add_loinc_axes(vocab.concepts)
+    return vocab
 
 
 def _join_source(source: SourceTable, texts: list[str], found: pd.DataFrame) -> pd.DataFrame:

@@ -93,7 +93,8 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
     last = len(table)
     sheet.freeze_panes(1, 0)
     sheet.autofilter(0, 0, last, len(columns) - 1)
-    widths = {"source_text": 36, "target_name": 48, "matched_name": 40, "comment": 30, "flag": 18}
+    widths = {"source_text": 36, "target_name": 48, "matched_name": 40, "comment": 30, "flag": 18,
+              "explanation": 60}
     for c, name in enumerate(columns):
         sheet.set_column(c, c, widths.get(name, max(10, min(len(name) + 2, 18))))
     if last:

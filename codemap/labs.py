@@ -1,0 +1,126 @@
+"""Lab evidence: LOINC axes of the target concepts and scorers for unit, specimen and category.
+
+LOINC axes (PROPERTY, SYSTEM) are read from the long common name, whose form is fixed by LOINC's
+naming rules: "Component [Property words] in System by Method" ("Creatinine [Mass/volume] in
+Serum or Plasma"). Source specimens and LOINC systems are both reduced to a specimen group
+(blood, urine, CSF…) so "Blood" in a local list agrees with "Serum or Plasma".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+import pandas as pd
+
+from .evidence import NO_EVIDENCE, Evidence
+from .units import example_units, parse_unit
+
+# LOINC long-common-name property words → PROPERTY codes (LOINC naming convention).
+PROPERTY_WORDS = {
+    "mass/volume": "MCnc", "moles/volume": "SCnc", "units/volume": "ACnc",
+    "enzymatic activity/volume": "CCnc", "#/volume": "NCnc", "titer": "Titr",
+    "molar ratio": "SRto", "#/area": "Naric", "mass/time": "MRat", "moles/time": "SRat",
+    "partial pressure": "PPres", "mass ratio": "MRto", "ratio": "Ratio", "volume fraction": "VFr",
+    "#": "Num", "entitic volume": "EntVol", "entitic mass": "EntMass", "log #/volume": "LnCnc",
+    "volume": "Vol", "time": "Time", "molar fraction": "SFr", "mass fraction": "MFr",
+    "presence": "PrThr", "identifier": "Prid", "type": "Type", "susceptibility": "Susc",
+    "interpretation": "Imp", "time ratio": "RelTime", "volume rate": "VRat",
+    "moles/mass": "SCnt", "mass/mass": "MCnt", "enzymatic activity/mass": "CCnt",
+    "multiple of the median": "MoM", "catalytic activity/volume": "CCnc",
+}
+# Properties whose values are not quantities with units: a unit neither fits nor contradicts them.
+_UNITLESS = {"PrThr", "Prid", "Type", "Susc", "Imp", "Titr", "MoM"}
+
+# Specimen words (local and LOINC spellings, incl. LOINC short-name abbreviations) → group.
+SPECIMEN_GROUPS = [
+    ("csf", ("csf", "cerebrospinal", "cerebral spinal", "spinal fluid", "liquor")),
+    ("urine", ("urine", "ur ", "urin", "harn")),
+    ("stool", ("stool", "feces", "faeces", "fecal", "stuhl")),
+    ("blood", ("blood", "serum", "plasma", "serpl", "bld", "ser", "plas", "red blood cell",
+               "rbc", "blut", "sang", "sangre", "dried blood spot", "dbs", "ppp")),
+    ("fluid", ("body fluid", "fluid", "pleural", "peritoneal", "ascites", "synovial",
+               "joint", "pericardial", "fld", "amniotic")),
+]
+
+
+def property_from_name(long_name: str) -> str:
+    """LOINC PROPERTY from a long common name ("" when the name does not say)."""
+    found = re.search(r"\[([^\]]+)\]", long_name)
+    if found:
+        return PROPERTY_WORDS.get(found.group(1).strip().lower(), "")
+    if "/100 " in long_name:  # "Neutrophils/100 leukocytes in Blood"
+        return "NFr"
+    return ""
+
+
+def system_from_name(long_name: str) -> str:
+    """LOINC SYSTEM words from a long common name ("Serum or Plasma"), "" when absent."""
+    found = re.search(r"(?:\]|^[^\[]*?) (?:in|of) (.+?)(?: by | --|$)", long_name)
+    return found.group(1).strip() if found else ""
+
+
+def specimen_group(text: str) -> str:
+    """Specimen group of a local specimen or LOINC system ("" when unknown)."""
+    text = f" {str(text).lower().strip()} "
+    for group, words in SPECIMEN_GROUPS:
+        if any(f" {w}" in text or text.strip().startswith(w.strip()) for w in words):
+            return group
+    return ""
+
+
+def add_loinc_axes(concepts: pd.DataFrame) -> pd.DataFrame:
+    """Concept table with `property`, `system` and `specimen_group` read from the long name and
+    `example_units` (UCUM, from LOINC 2.67) where known."""
+    concepts = concepts.copy()
+    concepts["property"] = concepts["name"].map(property_from_name)
+    concepts["system"] = concepts["name"].map(system_from_name)
+    concepts["specimen_group"] = concepts["system"].map(specimen_group)
+    units = example_units()
+    concepts["example_units"] = concepts["code"].map(lambda c: "|".join(units.get(c, ())))
+    return concepts
+
+
+@dataclass(frozen=True)
+class UnitScorer:
+    """Prefer candidates whose PROPERTY (or example unit) fits the row's unit."""
+
+    match: float = 0.05
+    mismatch: float = -0.10
+    use_examples: bool = True  # also accept the code's LOINC example units, not only its PROPERTY
+    name: str = "unit"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        unit = parse_unit(row.get("unit", ""))
+        prop = str(concept.get("property", "") or "")
+        if not unit.properties or not prop or prop in _UNITLESS:
+            return NO_EVIDENCE
+        examples = str(concept.get("example_units", "") or "") if self.use_examples else ""
+        if unit.ucum.lower() in {u.lower() for u in examples.split("|") if u} \
+                or prop in unit.properties:
+            return Evidence(self.match, f"unit {unit.raw} fits {prop}")
+        return Evidence(self.mismatch, f"unit {unit.raw} contradicts {prop}", contradicts=True)
+
+
+@dataclass(frozen=True)
+class SpecimenScorer:
+    """Prefer candidates whose LOINC SYSTEM is in the row's specimen group."""
+
+    match: float = 0.03
+    mismatch: float = -0.08
+    name: str = "specimen"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        source = specimen_group(row.get("specimen", ""))
+        target = str(concept.get("specimen_group", "") or "")
+        if not source or not target:
+            return NO_EVIDENCE
+        if source == target:
+            return Evidence(self.match, f"specimen {row['specimen']} fits {concept.get('system')}")
+        return Evidence(self.mismatch, f"specimen {row['specimen']} ≠ {concept.get('system')}")
+
+
+def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True) -> list:
+    """The lab evidence scorers, each switchable for ablations."""
+    scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen))
+    return [s for s, on in scorers if on]

@@ -1,0 +1,85 @@
+"""Units parser, LOINC axes, evidence explanations, fusion and the side-by-side eval command."""
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from codemap.cli import app
+from codemap.config import RankConfig
+from codemap.labs import SpecimenScorer, UnitScorer, property_from_name, system_from_name
+from codemap.rank import _fuse
+from codemap.units import parse_unit
+
+from conftest import DATA
+
+
+@pytest.mark.parametrize("raw,prop", [
+    ("mg/dl", "MCnc"), ("mg/dL", "MCnc"), ("g/dL", "MCnc"), ("mmol/l", "SCnc"),
+    ("mEq/L", "SCnc"), ("10^3/uL", "NCnc"), ("x10E9/L", "NCnc"), ("K/uL", "NCnc"),
+    ("%", "NFr"), ("U/L", "CCnc"), ("IU/L", "ACnc"), ("sec", "Time"), ("ratio", "Ratio"),
+])
+def test_parse_unit_reads_local_spellings(raw, prop):
+    assert prop in parse_unit(raw).properties
+
+
+def test_parse_unit_unknown_or_blank_has_no_property():
+    assert parse_unit("").properties == frozenset()
+    assert parse_unit("banana").properties == frozenset()
+    assert "SCnc" not in parse_unit("mg/dL").properties
+
+
+def test_loinc_axes_from_long_name():
+    name = "Creatinine [Mass/volume] in Serum or Plasma"
+    assert property_from_name(name) == "MCnc"
+    assert system_from_name(name) == "Serum or Plasma"
+    assert property_from_name("Neutrophils/100 leukocytes in Blood by Automated count") == "NFr"
+
+
+def test_scorers_explain_and_adjust():
+    mass = {"code": "2160-0", "property": "MCnc", "system": "Serum or Plasma",
+            "specimen_group": "blood", "example_units": "mg/dL"}
+    fits = UnitScorer().score({"unit": "mg/dl"}, mass)
+    clash = UnitScorer().score({"unit": "mmol/L"}, mass)
+    assert fits.adjust > 0 and "fits MCnc" in fits.reason and not fits.contradicts
+    assert clash.adjust < 0 and clash.contradicts and "contradicts" in clash.reason
+    assert UnitScorer().score({"unit": ""}, mass).reason == ""
+    assert SpecimenScorer().score({"specimen": "Blood"}, mass).adjust > 0
+    assert SpecimenScorer().score({"specimen": "Urine"}, mass).adjust < 0
+
+
+def test_fusion_weighted_and_rrf():
+    enc = np.array([[0.9, 0.5, 0.1]], dtype=np.float32)
+    lex = np.array([[0.1, 0.6, 0.2]], dtype=np.float32)
+    weighted = _fuse(enc, lex, RankConfig(encoder_weight=0.5))
+    assert np.argmax(weighted[0]) == 1  # the concept good on both wins
+    rrf = _fuse(enc, lex, RankConfig(fusion="rrf"))
+    assert rrf[0, 1] > rrf[0, 2]
+    assert _fuse(enc, None, RankConfig()) is enc
+
+
+def test_eval_prints_methods_side_by_side(shared_cache):
+    runner = CliRunner()
+    result = runner.invoke(app, ["eval", str(DATA / "mimic_labs_gold.tsv"), "--target", "LOINC",
+                                 "--gold-col", "loinc_code", "--text-col", "label",
+                                 "--cache-dir", str(shared_cache), "-q"])
+    assert result.exit_code == 0, result.output
+    for method in ("encoder", "lexical", "hybrid, no evidence", "hybrid + specimen"):
+        assert method in result.output
+    assert (shared_cache / "lexical").is_dir()
+    bad = runner.invoke(app, ["eval", str(DATA / "mimic_labs_gold.tsv"), "--target", "LOINC",
+                              "--gold-col", "nope", "--cache-dir", str(shared_cache), "-q"])
+    assert bad.exit_code == 2
+
+
+def test_map_writes_explanations_and_hides_contradicted(tmp_path, shared_cache):
+    import pandas as pd
+
+    source = tmp_path / "labs.tsv"
+    source.write_text("code\tname\tunit\tfluid\nA1\tCreatinine\tmg/dL\tBlood\n", encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    result = CliRunner().invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
+                                      "-k", "5", "--hide-contradicted", "-q",
+                                      "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, sep="\t")
+    assert frame["explanation"].str.contains("unit mg/dL fits MCnc").all()
+    assert not frame["target_name"].str.contains("Moles/volume").any()
