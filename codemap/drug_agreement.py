@@ -217,3 +217,46 @@ def rerank_drugs(candidates: pd.DataFrame, texts: list[str], matcher: DrugMatche
     frame = frame.groupby("query", sort=False).head(top_k).copy()
     frame["rank"] = frame.groupby("query").cumcount() + 1
     return frame.drop(columns=["_tier", "_ing", "_ok"]).reset_index(drop=True)
+
+
+# How deep the embedding search goes before re-ranking: the right strength or brand is often a
+# few dozen names down when the source spells it differently.
+EMBEDDING_POOL = 50
+
+
+def is_drug_vocabulary(vocab) -> bool:
+    """Whether most concepts are in the OMOP Drug domain (a `domain_id` column says so)."""
+    if "domain_id" not in vocab.concepts.columns or vocab.concepts.empty:
+        return False
+    return (vocab.concepts["domain_id"].str.lower() == "drug").mean() >= 0.5
+
+
+def rank_drug_candidates(index, vocab, queries, texts: list[str], top_k: int,
+                         matcher: DrugMatcher | None = None) -> pd.DataFrame:
+    """Embedding candidates plus concepts sharing a brand or ingredient word with the source,
+    re-ranked by drug agreement (`rerank_drugs`). Same columns as `rank_candidates` plus the
+    drug columns; a lexical candidate's `score` is the cosine of its best name."""
+    import numpy as np
+
+    from .config import RankConfig
+    from .rank import rank_candidates
+
+    matcher = matcher or DrugMatcher(vocab.concepts)
+    found = rank_candidates(index, vocab, queries, RankConfig(top_k=max(EMBEDDING_POOL, top_k)))
+    name_rows = vocab.names.groupby("code").indices
+    preferred = dict(zip(vocab.concepts["code"], vocab.concepts["name"]))
+    names = vocab.names["name"].to_numpy()
+    extra = []
+    seen = set(zip(found["query"], found["target_code"]))
+    for q, text in enumerate(texts):
+        for code in sorted(matcher.lexical_candidates(parse_drug(text))):
+            if (q, code) in seen or code not in name_rows:
+                continue
+            rows = name_rows[code]
+            sims = index.vectors[rows] @ queries[q]
+            best = int(np.argmax(sims))
+            extra.append((q, 0, code, preferred.get(code, names[rows[best]]), names[rows[best]],
+                          round(float(sims[best]), 4)))
+    if extra:
+        found = pd.concat([found, pd.DataFrame(extra, columns=found.columns)], ignore_index=True)
+    return rerank_drugs(found, texts, matcher, top_k)

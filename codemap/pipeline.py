@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import __version__
 from .config import EvalConfig, MapConfig, ReadOptions
+from .drug_agreement import is_drug_vocabulary, rank_drug_candidates
 from .encoder import Encoder
 from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
@@ -55,7 +56,10 @@ def map_codes(config: MapConfig) -> MapResult:
     t_index = time.perf_counter()
     texts = source.texts
     queries = encoder.encode(texts, progress=config.progress, desc="embedding source")
-    found = rank_candidates(index, vocab, queries, config.rank)
+    if is_drug_vocabulary(vocab):
+        found = rank_drug_candidates(index, vocab, queries, texts, config.rank.top_k)
+    else:
+        found = rank_candidates(index, vocab, queries, config.rank)
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
     timings = {"read": t_read - clock, "load_model": t_model - t_read,
@@ -81,6 +85,7 @@ def map_codes(config: MapConfig) -> MapResult:
         "pooling": encoder.info.pooling.value,
         "max_length": encoder.info.max_length,
         "top_k": config.rank.top_k,
+        "drug_aware": is_drug_vocabulary(vocab),
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
         "index_cache": "hit" if index.cache_hit else "built",
@@ -111,6 +116,9 @@ def evaluate_gold(config: EvalConfig) -> dict:
     queries = encoder.encode(texts, progress=config.progress, desc="embedding queries")
     found = rank_candidates(index, vocab, queries, config.rank)
     scores = {"encoder": score_ranks(gold_ranks(found, gold))}
+    if is_drug_vocabulary(vocab):
+        drugs = rank_drug_candidates(index, vocab, queries, texts, config.rank.top_k)
+        scores["encoder+drugs"] = score_ranks(gold_ranks(drugs, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
 
