@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import __version__
 from .config import EvalConfig, MapConfig, RankConfig, ReadOptions
+from .drug_agreement import is_drug_vocabulary, rank_drug_candidates
 from .encoder import Encoder
 from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
@@ -57,10 +58,13 @@ def map_codes(config: MapConfig) -> MapResult:
     t_index = time.perf_counter()
     texts = source.texts
     queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
-    with_axes(vocab)
-    lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
-    scorers = lab_scorers(config.rank.unit_evidence, config.rank.specimen_evidence)
-    found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
+    if is_drug_vocabulary(vocab):
+        found = rank_drug_candidates(index, vocab, queries, texts, config.rank.top_k)
+    else:
+        with_axes(vocab)
+        lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
+        scorers = lab_scorers(config.rank.unit_evidence, config.rank.specimen_evidence)
+        found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
     timings = {"read": t_read - clock, "load_model": t_model - t_read,
@@ -88,6 +92,7 @@ def map_codes(config: MapConfig) -> MapResult:
         "top_k": config.rank.top_k,
         "ranking": f"{config.rank.method} ({config.rank.fusion}), unit evidence "
                    f"{config.rank.unit_evidence}, specimen evidence {config.rank.specimen_evidence}",
+        "drug_aware": is_drug_vocabulary(vocab),
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
         "index_cache": "hit" if index.cache_hit else "built",
@@ -125,6 +130,9 @@ def evaluate_gold(config: EvalConfig) -> dict:
         found = rank_hybrid(index, lexical, vocab, queries, rows,
                             lab_scorers(rank.unit_evidence, rank.specimen_evidence), rank)
         scores[method] = score_ranks(gold_ranks(found, gold))
+    if is_drug_vocabulary(vocab):
+        drugs = rank_drug_candidates(index, vocab, queries, texts, config.rank.top_k)
+        scores["encoder+drugs"] = score_ranks(gold_ranks(drugs, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
 

@@ -1,0 +1,115 @@
+"""The drug-string parser on real dev strings, and the drug agreement ordering contract."""
+import csv
+
+import pandas as pd
+import pytest
+
+from conftest import DATA
+from codemap.drug_agreement import DrugMatcher, rerank_drugs
+from codemap.drugs import Strength, parse_drug, strengths_agree
+
+DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
+
+
+def _dev_pairs():
+    with open(DEV, encoding="utf-8") as handle:
+        return [(row[0], row[2]) for row in list(csv.reader(handle, delimiter="\t"))[1:]]
+
+
+# Table test on the parser: (source string, expected normalised strengths, expected form groups).
+CASES = [
+    ("budesonide 0.5 mg/2 mL Neb Suspension", ["0.25 MG/ML"], {"inhalation"}),
+    ("Combigan 0.2-0.5%", ["0.2 %", "0.5 %"], set()),
+    ("Defibrotide (IND) 80 mg / mL - 2.5 mL Amp", ["80 MG/ML"], {"injection"}),
+    ("Lodosyn 5O MG", ["50 MG"], set()),
+    ("Synthroid 150 mcg Tab", ["0.15 MG"], {"tablet"}),
+    ("ATRIPLA 600-200-300 mg", ["600 MG", "200 MG", "300 MG"], set()),
+    ("Cryselle (28) 0.3-30 mg-mcg", ["28", "0.3 MG", "0.03 MG"], set()),
+    ("Levemir 100 unit/mL Sub-Q", ["100 UNT/ML"], {"injection"}),
+    ("Exelon 9.5 mg/24 hour Transderm 24 hr Patch", ["0.395833 MG/HR"], {"patch"}),
+    ("Symbicort 160/4.5", ["160", "4.5"], set()),
+    ("Vancomycin HCl 1GM FROZ. BAG", ["1000 MG"], {"injection"}),
+    ("Epoetin Alfa 20,000 UNIT VIAL", ["20000 UNT"], {"injection"}),
+    ("Saccharomyces BOULARDII 1 Capsule", [], {"capsule"}),
+    ("Pulmicort ea", [], set()),
+]
+
+
+@pytest.mark.parametrize("text,strengths,forms", CASES)
+def test_parser_table(text, strengths, forms):
+    parsed = parse_drug(text)
+    assert [str(s) for s in parsed.strengths] == strengths
+    assert set(parsed.product_forms) == forms
+
+
+def test_noise_words_are_not_name_words():
+    parsed = parse_drug("Defibrotide <IND> 80 mg / mL - 2.5 mL Amp")
+    assert parsed.words == ("defibrotide",)
+    assert str(parsed.quantity) == "2.5 ML"
+    assert parse_drug("Pulmicort ea").words == ("pulmicort",)
+
+
+def test_concept_names_parse():
+    parsed = parse_drug("Brimonidine tartrate 2 MG/ML / Timolol 5 MG/ML Ophthalmic Solution [Combigan]",
+                        concept=True)
+    assert parsed.ingredients == ("Brimonidine tartrate", "Timolol")
+    assert [str(s) for s in parsed.strengths] == ["2 MG/ML", "5 MG/ML"]
+    assert parsed.dose_form == "Ophthalmic Solution" and parsed.brand == "Combigan"
+
+
+def test_equal_strengths_after_normalisation():
+    source = parse_drug("budesonide 0.5 mg/2 mL").strengths[0]
+    assert strengths_agree(source, Strength(0.25, "MG/ML"))
+    assert not strengths_agree(source, Strength(0.5, "MG/ML"))
+    assert strengths_agree(Strength(0.1, "%"), Strength(1, "MG/ML"))  # w/v
+    assert strengths_agree(Strength(0.05, "%"), Strength(0.0005, "MG/MG"))  # w/w
+
+
+def test_dev_strings_agree_with_their_gold_strength():
+    """On the real dev pairs (>100 strings): where both sides state a comparable strength in the
+    same dimension, the parse of the source agrees with the gold concept's parse for most."""
+    pairs = _dev_pairs()
+    assert len(pairs) >= 100
+    both = agree = 0
+    for source, gold in pairs:
+        s, c = parse_drug(source), parse_drug(gold, concept=True)
+        if s.strengths and c.strengths:
+            both += 1
+            agree += all(any(strengths_agree(x, y) for x in s.strengths) for y in c.strengths)
+    assert both > 200
+    assert agree / both > 0.8
+
+
+@pytest.fixture(scope="module")
+def budesonide_matcher():
+    concepts = pd.DataFrame({"code": ["a", "b", "c", "d"], "name": [
+        "Budesonide 0.5 MG/ML", "Budesonide 0.25 MG/ML", "Budesonide",
+        "Budesonide 0.25 MG/ML Inhalant Suspension [Pulmicort]"]})
+    return DrugMatcher(concepts)
+
+
+def test_contradicting_strength_never_outranks_agreeing(budesonide_matcher):
+    # The contradicting concept gets the best embedding score; it must still come below.
+    candidates = pd.DataFrame({"query": [0, 0, 0], "rank": [1, 2, 3],
+                               "target_code": ["a", "c", "b"], "score": [0.99, 0.5, 0.2]})
+    ranked = rerank_drugs(candidates, ["budesonide 0.5 mg/2 mL"], budesonide_matcher, 3)
+    order = ranked["target_code"].tolist()
+    assert order.index("b") < order.index("a")
+    explained = ranked.set_index("target_code")["drug_agreement"]
+    assert "strength 0.25 MG/ML = source 0.5 mg / 2 mL ✔" in explained["b"]
+    assert "strength 0.5 MG/ML ≠ source 0.5 mg / 2 mL ✘" in explained["a"]
+
+
+def test_source_without_strength_prefers_less_specific(budesonide_matcher):
+    candidates = pd.DataFrame({"query": [0, 0, 0], "rank": [1, 2, 3],
+                               "target_code": ["a", "b", "c"], "score": [0.9, 0.9, 0.88]})
+    ranked = rerank_drugs(candidates, ["budesonide"], budesonide_matcher, 3)
+    assert ranked.iloc[0]["target_code"] == "c"
+
+
+def test_brand_implies_ingredients(budesonide_matcher):
+    candidates = pd.DataFrame({"query": [0, 0], "rank": [1, 2],
+                               "target_code": ["b", "d"], "score": [0.6, 0.5]})
+    ranked = rerank_drugs(candidates, ["Pulmicort 0.5 mg/2 mL"], budesonide_matcher, 2)
+    assert ranked.iloc[0]["target_code"] == "d"
+    assert "brand Pulmicort ✔" in ranked.iloc[0]["drug_agreement"]
