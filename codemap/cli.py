@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 import time
+from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
@@ -92,6 +93,9 @@ def map_command(
     batch_size: int = BatchOption,
     device: str = DeviceOption,
     cache_dir: Optional[Path] = CacheOption,
+    memory: Optional[Path] = typer.Option(None, "--memory",
+                                          help="Mapping memory (.db): pre-fill sources reviewed "
+                                               "before; written by `codemap apply --memory`."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
@@ -116,6 +120,7 @@ def map_command(
         rank=RankConfig(top_k=top_k, method=method, hide_contradicted=hide_contradicted),
         cache_dir=cache_dir or default_cache_dir(),
         progress=not quiet and sys.stderr.isatty(),
+        memory=memory,
     )
     result = map_codes(config)
     started = time.perf_counter()
@@ -172,6 +177,51 @@ def train_command(ctx: typer.Context) -> None:
 
     _setup_logging(False, False)
     typer.echo(json.dumps(train(parse_overrides(list(ctx.args))), indent=2))
+
+
+class MappingFormat(str, Enum):
+    omop = "omop"
+    sssom = "sssom"
+    usagi = "usagi"
+    csv = "csv"
+
+
+@app.command("apply")
+@user_errors
+def apply_command(
+    workbook: Path = typer.Argument(..., help="Review workbook written by `codemap map`, edited."),
+    output: Path = typer.Option(..., "--output", "-o", help="Mapping file to write."),
+    fmt: MappingFormat = typer.Option(MappingFormat.csv, "--format", "-f",
+                                      help="omop (source_to_concept_map, tab-separated), sssom "
+                                           "(TSV with YAML header), usagi (Usagi CSV) or csv."),
+    target: Optional[str] = typer.Option(None, "--target", "-t",
+                                         help="Target vocabulary [default: the workbook's run sheet]."),
+    approve_above: Optional[float] = typer.Option(None, "--approve-above", min=0.0, max=1.0,
+                                                  help="Approve unreviewed rank-1 candidates with "
+                                                       "at least this score, marked automatic."),
+    allow_multiple: bool = typer.Option(False, "--allow-multiple",
+                                        help="Allow several approved targets per source."),
+    unmapped_as_zero: bool = typer.Option(False, "--unmapped-as-zero",
+                                          help="omop: write unmapped sources with concept 0."),
+    source_vocabulary: str = typer.Option("", "--source-vocabulary",
+                                          help="omop: source_vocabulary_id [default: source file name]."),
+    memory: Optional[Path] = typer.Option(None, "--memory",
+                                          help="Store the decisions in this mapping memory (.db)."),
+) -> None:
+    """Validate a reviewed workbook and write its approved mappings.
+
+    Example: codemap apply examples/labs.codemap.xlsx -o labs.sssom.tsv --format sssom
+    """
+    from .config import ApplyConfig
+    from .review import apply_reviews
+
+    result = apply_reviews(ApplyConfig(
+        workbook=workbook, output=output, format=fmt.value, target=target,
+        approve_above=approve_above, allow_multiple=allow_multiple,
+        unmapped_as_zero=unmapped_as_zero, source_vocabulary=source_vocabulary, memory=memory))
+    c = result.counts
+    typer.echo(f"{c['sources']} sources, {c['approved']} approved mappings "
+               f"({c['automatic']} automatic, {c['typed']} typed by a reviewer) → {output}")
 
 
 @vocab_app.command("list")

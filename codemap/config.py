@@ -88,6 +88,7 @@ class MapConfig:
     progress: bool = True
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None  # vocabulary store; <cache_dir>/store when None
+    memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
 
 
 @dataclass(frozen=True)
@@ -104,3 +105,20 @@ class EvalConfig:
     progress: bool = True
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class ApplyConfig:
+    """One `codemap apply` run: a reviewed workbook → a mapping file in one format."""
+
+    workbook: Path
+    output: Path
+    format: str = "csv"  # omop, sssom, usagi or csv
+    target: str | None = None  # the run sheet's target when None
+    approve_above: float | None = None  # auto-approve unreviewed rank-1 candidates at this score
+    allow_multiple: bool = False  # several approved targets per source are allowed
+    unmapped_as_zero: bool = False  # OMOP: sources without an approved target → concept 0
+    source_vocabulary: str = ""  # OMOP source_vocabulary_id; the workbook's source name when ""
+    mapping_set_id: str = ""  # SSSOM mapping_set_id; derived from the output name when ""
+    license: str = "https://w3id.org/sssom/license/unspecified"  # SSSOM licence of the set
+    memory: Path | None = None  # store the decisions in this mapping memory

@@ -67,6 +67,11 @@ def map_codes(config: MapConfig) -> MapResult:
         found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
+    remembered = 0
+    if config.memory is not None:
+        from .memory import prefill
+
+        candidates, remembered = prefill(candidates, vocab, config.memory)
     timings = {"read": t_read - clock, "load_model": t_model - t_read,
                "index": t_index - t_model, "map": t_rank - t_index, "total": t_rank - clock}
     run = {
@@ -79,6 +84,7 @@ def map_codes(config: MapConfig) -> MapResult:
         "unit_column": source.unit_col or "",
         "specimen_column": source.specimen_col or "",
         "target": vocab.id,
+        "target_spec": config.target,  # as given, so `codemap apply` can load it again
         "target_version": vocab.version,
         "target_concepts": len(vocab.concepts),
         "target_names": len(vocab.names),
@@ -98,6 +104,8 @@ def map_codes(config: MapConfig) -> MapResult:
         "index_cache": "hit" if index.cache_hit else "built",
         "index_folder": str(index.folder),
     }
+    if config.memory is not None:
+        run.update(memory=str(config.memory), memory_sources=remembered)
     return MapResult(candidates, source, vocab, encoder.info.id, run, timings)
 
 

@@ -15,8 +15,10 @@ import pandas as pd
 from .errors import CodemapError
 from .files import atomic_path
 
-DECISIONS = ["approve", "reject", "flag", "ignore"]
-REVIEW_COLUMNS = ["decision", "comment"]
+# Review states as Usagi names them; equivalence of the target to the source, as in Usagi/FHIR.
+DECISIONS = ["approved", "flagged", "rejected", "ignored", "unchecked"]
+EQUIVALENCES = ["equal", "wider", "narrower", "inexact"]
+REVIEW_COLUMNS = ["decision", "equivalence", "reviewer", "comment"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 OUTPUT_SUFFIXES = {".xlsx", ".csv", ".tsv"}
 EXCEL_MAX_ROWS = 1_048_576
@@ -104,10 +106,11 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
                 "type": "3_color_scale", "min_type": "num", "min_value": 0.3, "min_color": "#F8696B",
                 "mid_type": "num", "mid_value": 0.6, "mid_color": "#FFEB84",
                 "max_type": "num", "max_value": 0.9, "max_color": "#63BE7B"})
-        col = columns.index("decision")
-        sheet.data_validation(1, col, last, col, {
-            "validate": "list", "source": DECISIONS, "error_title": "decision",
-            "error_message": f"choose one of: {', '.join(DECISIONS)}"})
+        for name, choices in (("decision", DECISIONS), ("equivalence", EQUIVALENCES)):
+            col = columns.index(name)
+            sheet.data_validation(1, col, last, col, {
+                "validate": "list", "source": choices, "error_title": name,
+                "error_message": f"choose one of: {', '.join(choices)}"})
     _write_run_sheet(book, run, header)
     book.close()
 
@@ -134,3 +137,183 @@ def _write_run_sheet(book, run: dict, header) -> None:
         sheet.write_string(r, 1, str(value))
     sheet.set_column(0, 0, 22)
     sheet.set_column(1, 1, 100)
+
+
+# --- approved mappings in exchange formats (`codemap apply`) ------------------------------------
+
+MAPPING_FORMATS = ["omop", "sssom", "usagi", "csv"]
+# OMOP CDM v5.4 SOURCE_TO_CONCEPT_MAP, in the CDM's column order.
+OMOP_STCM_COLUMNS = ["source_code", "source_concept_id", "source_vocabulary_id",
+                     "source_code_description", "target_concept_id", "target_vocabulary_id",
+                     "valid_start_date", "valid_end_date", "invalid_reason"]
+# Usagi's save/import format (WriteCodeMappingsToFile + SourceCode.toRow in OHDSI/Usagi).
+USAGI_COLUMNS = ["sourceCode", "sourceName", "sourceFrequency", "sourceAutoAssignedConceptIds",
+                 "matchScore", "mappingStatus", "equivalence", "statusSetBy", "statusSetOn",
+                 "conceptId", "conceptName", "domainId", "mappingType", "comment", "createdBy",
+                 "createdOn", "assignedReviewer"]
+SSSOM_COLUMNS = ["subject_id", "subject_label", "predicate_id", "object_id", "object_label",
+                 "mapping_justification", "confidence", "author_id", "author_label",
+                 "mapping_date", "comment"]
+CSV_MAPPING_COLUMNS = ["source_row", "source_code", "source_text", "target_code", "target_name",
+                       "score", "rank", "equivalence", "reviewer", "comment", "automatic",
+                       "proposed"]
+SSSOM_PREDICATES = {"equal": "skos:exactMatch", "wider": "skos:broadMatch",
+                    "narrower": "skos:narrowMatch", "inexact": "skos:closeMatch", "": "skos:closeMatch"}
+USAGI_EQUIVALENCE = {"equal": "EQUAL", "wider": "WIDER", "narrower": "NARROWER",
+                     "inexact": "INEXACT", "": "UNREVIEWED"}
+# Prefix expansions for the targets codemap knows; others get a urn: expansion.
+KNOWN_PREFIXES = {"LOINC": "https://loinc.org/", "SNOMED": "http://snomed.info/id/",
+                  "RxNorm": "http://purl.bioontology.org/ontology/RXNORM/",
+                  "ICD10CM": "http://hl7.org/fhir/sid/icd-10-cm/", "ATC": "http://www.whocc.no/atc/"}
+OMOP_END_DATE = "2099-12-31"
+
+
+def write_mappings(mappings: pd.DataFrame, reviews: pd.DataFrame, config, vocab, run: dict) -> Path:
+    """Write approved mappings in `config.format` to `config.output`, atomically.
+
+    `mappings` are approved rows (review.approved_mappings); `reviews` every row, for the
+    formats that also list what was not approved. Raises CodemapError when the format needs
+    OMOP concept ids the target does not have.
+    """
+    fmt = config.format
+    if fmt not in MAPPING_FORMATS:
+        raise CodemapError(f"unknown format {fmt!r}; use one of {', '.join(MAPPING_FORMATS)}")
+    if fmt in ("omop", "usagi"):
+        _require_concept_ids(mappings, vocab, fmt)
+    with atomic_path(config.output) as tmp:
+        if fmt == "omop":
+            # Athena and CDM loaders use tab-separated files; .csv asks for commas.
+            sep = "," if config.output.suffix.lower() == ".csv" else "\t"
+            _omop_table(mappings, reviews, config, run).to_csv(tmp, sep=sep, index=False)
+        elif fmt == "usagi":
+            _usagi_table(mappings, reviews).to_csv(tmp, index=False)
+        elif fmt == "sssom":
+            _write_sssom(mappings, config, vocab, run, tmp)
+        else:
+            out = mappings.reindex(columns=CSV_MAPPING_COLUMNS)
+            out.apply(lambda col: col.map(escape_formula)).to_csv(tmp, index=False)
+    return config.output
+
+
+def _require_concept_ids(mappings: pd.DataFrame, vocab, fmt: str) -> None:
+    if "concept_id" not in mappings.columns:
+        raise CodemapError(f"--format {fmt} needs OMOP concept ids, and target {vocab.id} "
+                           f"({vocab.version}) has none: map onto an OMOP vocabulary (Athena "
+                           f"CONCEPT table, or a vocabulary file with a concept_id column), or "
+                           f"use --format sssom or csv")
+
+
+def _omop_table(mappings: pd.DataFrame, reviews: pd.DataFrame, config, run: dict) -> pd.DataFrame:
+    start = str(run.get("date", ""))[:10] or "1970-01-01"
+    source_vocab = (config.source_vocabulary or Path(str(run.get("source", "local"))).stem)[:20]
+    out = pd.DataFrame({
+        "source_code": mappings["source_code"], "source_concept_id": 0,
+        "source_vocabulary_id": source_vocab,
+        "source_code_description": mappings["source_text"].str.slice(0, 255),
+        "target_concept_id": mappings["concept_id"],
+        "target_vocabulary_id": mappings.get("vocabulary_id", pd.Series("", index=mappings.index)),
+        "valid_start_date": start, "valid_end_date": OMOP_END_DATE, "invalid_reason": ""})
+    if config.unmapped_as_zero:
+        done = set(mappings["source_key"])
+        ignored = reviews.groupby("source_key")["decision"].transform(lambda d: (d == "ignored").any())
+        rest = reviews[~reviews["source_key"].isin(done) & ~ignored].drop_duplicates("source_key")
+        out = pd.concat([out, pd.DataFrame({
+            "source_code": rest["source_code"], "source_concept_id": 0,
+            "source_vocabulary_id": source_vocab,
+            "source_code_description": rest["source_text"].str.slice(0, 255),
+            "target_concept_id": 0, "target_vocabulary_id": "None",
+            "valid_start_date": start, "valid_end_date": OMOP_END_DATE, "invalid_reason": ""})],
+            ignore_index=True)
+    return out[OMOP_STCM_COLUMNS]
+
+
+def _usagi_table(mappings: pd.DataFrame, reviews: pd.DataFrame) -> pd.DataFrame:
+    """One row per (source, target) as Usagi saves them; sources without an approved target keep
+    their state and rank-1 candidate, so the file opens in Usagi as a work in progress."""
+    now_ms = int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
+    done = set(mappings["source_key"])
+    rest = reviews[~reviews["source_key"].isin(done)].copy()
+    rest["state"] = rest.groupby("source_key")["decision"].transform(_group_state)
+    rest = rest.sort_values(["source_key", "rank"]).drop_duplicates("source_key")
+    rows = []
+    for frame, approved in ((mappings, True), (rest, False)):
+        for r in frame.itertuples(index=False):
+            status = ("AUTO_MAPPED" if r.automatic else "APPROVED") if approved else r.state.upper()
+            rows.append({
+                "sourceCode": r.source_code, "sourceName": r.source_text, "sourceFrequency": -1,
+                "sourceAutoAssignedConceptIds": "",
+                "matchScore": "" if pd.isna(pd.to_numeric(r.score, errors="coerce"))
+                else f"{float(r.score):.2f}",
+                "mappingStatus": status, "equivalence": USAGI_EQUIVALENCE.get(r.equivalence, "UNREVIEWED"),
+                "statusSetBy": r.reviewer, "statusSetOn": now_ms if r.reviewer else 0,
+                "conceptId": getattr(r, "concept_id", "") if approved else 0,
+                "conceptName": r.target_name if approved else "",
+                "domainId": getattr(r, "domain_id", "") if approved else "",
+                "mappingType": "MAPS_TO", "comment": r.comment, "createdBy": r.reviewer,
+                "createdOn": now_ms if approved else 0, "assignedReviewer": ""})
+    return pd.DataFrame(rows, columns=USAGI_COLUMNS)
+
+
+def _group_state(decisions: pd.Series) -> str:
+    """A source's Usagi state when nothing is approved: flagged or ignored win, else unchecked."""
+    for state in ("flagged", "ignored"):
+        if (decisions == state).any():
+            return state
+    return "unchecked"
+
+
+def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path) -> None:
+    import datetime
+    from urllib.parse import quote
+
+    subject_prefix = "local"
+    object_prefix = _curie_prefix(str(mappings["vocabulary_id"].iloc[0])
+                                  if "vocabulary_id" in mappings and len(mappings) else vocab.id)
+    source_name = Path(str(run.get("source", "source"))).stem
+    today = datetime.date.today().isoformat()
+    curie_map = {
+        subject_prefix: f"urn:codemap:{quote(source_name)}:",
+        object_prefix: KNOWN_PREFIXES.get(object_prefix, f"urn:codemap:{object_prefix}:"),
+        "skos": "http://www.w3.org/2004/02/skos/core#",
+        "semapv": "https://w3id.org/semapv/vocab/",
+        "orcid": "https://orcid.org/",
+    }
+    set_id = config.mapping_set_id or f"urn:codemap:mapping-set:{quote(config.output.stem)}"
+    header = [f"curie_map:"] + [f"  {k}: {_yaml_str(v)}" for k, v in curie_map.items()] + [
+        f"mapping_set_id: {_yaml_str(set_id)}",
+        f"license: {_yaml_str(config.license)}",
+        f"mapping_date: {today}",
+        f"mapping_tool: {_yaml_str('codemap ' + str(run.get('codemap_version', '')))}",
+        f"subject_source_version: {_yaml_str(source_name)}",
+        f"object_source_version: {_yaml_str(f'{vocab.id} {vocab.version}')}",
+    ]
+    author = mappings["reviewer"].where(mappings["reviewer"].str.contains(":") & ~mappings["automatic"], "")
+    table = pd.DataFrame({
+        "subject_id": subject_prefix + ":" + mappings["source_code"].map(lambda c: quote(c, safe="")),
+        "subject_label": mappings["source_text"],
+        "predicate_id": mappings["equivalence"].map(SSSOM_PREDICATES).fillna("skos:closeMatch"),
+        "object_id": object_prefix + ":" + mappings["target_code"].map(lambda c: quote(c, safe="")),
+        "object_label": mappings["target_name"],
+        "mapping_justification": mappings["automatic"].map(
+            {True: "semapv:SemanticSimilarityThresholdMatching", False: "semapv:ManualMappingCuration"}),
+        "confidence": mappings["score"],
+        "author_id": author,
+        "author_label": mappings["reviewer"].where(~mappings["automatic"], ""),
+        "mapping_date": today,
+        "comment": mappings["comment"],
+    })[SSSOM_COLUMNS]
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write("".join(f"# {line}\n" for line in header))
+        table.to_csv(handle, sep="\t", index=False)
+
+
+def _curie_prefix(name: str) -> str:
+    """A vocabulary id as a CURIE prefix: letters, digits and underscores, starting with a letter."""
+    import re
+
+    prefix = re.sub(r"[^A-Za-z0-9_]", "_", name) or "target"
+    return prefix if prefix[0].isalpha() else f"v_{prefix}"
+
+
+def _yaml_str(value: str) -> str:
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
