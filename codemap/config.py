@@ -1,8 +1,17 @@
 """Frozen settings for each stage. Defaults live here; CLI options take theirs from these."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+
+def default_cache_dir() -> Path:
+    """$CODEMAP_CACHE_DIR, else $XDG_CACHE_HOME/codemap, else ~/.cache/codemap."""
+    if os.environ.get("CODEMAP_CACHE_DIR"):
+        return Path(os.environ["CODEMAP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "codemap"
 
 
 @dataclass(frozen=True)
@@ -21,7 +30,7 @@ class ReadOptions:
 class EncoderConfig:
     """Which model embeds terms, and how."""
 
-    model: str = "default"  # "default", a local folder, an ONNX export folder or a hub id
+    model: str = "default"  # "default", "multilingual", a folder, an ONNX export or a hub id
     batch_size: int = 64
     device: str = "auto"  # "auto", "cpu" or "cuda"
 
