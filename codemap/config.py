@@ -50,7 +50,7 @@ class ReadOptions:
 class EncoderConfig:
     """Which model embeds terms, and how."""
 
-    model: str = "default"  # "default", a local folder, an ONNX export folder or a hub id
+    model: str = "default"  # "default", "multilingual", a folder, an ONNX export or a hub id
     batch_size: int = 64
     device: str = "auto"  # "auto", "cpu" or "cuda"
 

@@ -28,9 +28,10 @@ class Encoder:
         self.dim: int = self._backend.dim
 
     @classmethod
-    def load(cls, config: EncoderConfig = EncoderConfig()) -> "Encoder":
-        """Resolve `config.model` and load it. Raises CodemapError for a bad model spec."""
-        return cls(resolve_model(config.model), config)
+    def load(cls, config: EncoderConfig = EncoderConfig(), cache_dir=None) -> "Encoder":
+        """Resolve `config.model` and load it (a converted model is kept under `cache_dir`).
+        Raises CodemapError for a bad model spec."""
+        return cls(resolve_model(config.model, cache_dir), config)
 
     def encode(self, texts: list[str], *, batch_size: int | None = None,
                progress: bool = False, desc: str = "embedding") -> np.ndarray:

