@@ -1,7 +1,7 @@
 """`codemap eval` on the drug dev set: the drug-aware ranking is reported beside the encoder."""
 from typer.testing import CliRunner
 
-from conftest import DATA, REPO
+from .conftest import DATA, REPO
 from codemap.cli import app
 
 TARGET = REPO / "codemap" / "data" / "drugs" / "drug_targets.tsv"

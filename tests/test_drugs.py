@@ -4,7 +4,7 @@ import csv
 import pandas as pd
 import pytest
 
-from conftest import DATA
+from .conftest import DATA
 from codemap.drug_agreement import DrugMatcher, rerank_drugs
 from codemap.drugs import Strength, parse_drug, strengths_agree
 

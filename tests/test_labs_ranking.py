@@ -9,7 +9,7 @@ from codemap.labs import SpecimenScorer, UnitScorer, property_from_name, system_
 from codemap.rank import _fuse
 from codemap.units import parse_unit
 
-from conftest import DATA
+from .conftest import DATA
 
 
 @pytest.mark.parametrize("raw,prop", [

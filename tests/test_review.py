@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from codemap.cli import app
-from conftest import DATA, EXAMPLES
+from .conftest import DATA, EXAMPLES
 
 OMOP_VOCAB = DATA / "omop_loinc_synthea.csv"
 runner = CliRunner()
