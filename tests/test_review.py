@@ -76,7 +76,7 @@ def reviewed(mapped):
     folder, original = mapped
     path = folder / "labs.reviewed.xlsx"
     shutil.copy(original, path)
-    assert "5799-2" not in candidates_of(path, "51486")  # the typed code was not proposed
+    assert "24357-6" not in candidates_of(path, "51486")  # the typed code was not proposed
     proposed = edit_workbook(path, [
         ("50889", "1", {"decision": "approved", "equivalence": "equal", "reviewer": ORCID,
                         "comment": "+1 checked"}),
@@ -84,8 +84,8 @@ def reviewed(mapped):
         ("51222", "2", {"decision": "approved", "equivalence": "equal", "reviewer": "Jane Doe"}),
         ("51637", "3", {"decision": "approved", "equivalence": "narrower", "reviewer": "Jane Doe"}),
         # Leukocytes in urine: the sample has no urine leukocyte count; the reviewer types the
-        # leukocyte esterase strip test over the rank-1 candidate (blood).
-        ("51486", "1", {"target_code": "5799-2", "decision": "approved", "equivalence": "inexact",
+        # urinalysis dipstick panel over the rank-1 candidate (blood).
+        ("51486", "1", {"target_code": "24357-6", "decision": "approved", "equivalence": "inexact",
                         "reviewer": "Jane Doe", "comment": "strip test, closest"}),
         ("50858", "1", {"decision": "flagged", "comment": "no acid phosphatase in the subset"}),
         ("50982", "1", {"decision": "ignored"}),
@@ -112,7 +112,7 @@ def test_full_round_every_format(reviewed):
     assert by_code["50889"] == {vocab.at["1988-5", "concept_id"]}
     assert by_code["51222"] == {vocab.at[proposed[("51222", "2")], "concept_id"]}
     assert by_code["51637"] == {vocab.at[rank3, "concept_id"]}
-    assert by_code["51486"] == {vocab.at["5799-2", "concept_id"]}
+    assert by_code["51486"] == {vocab.at["24357-6", "concept_id"]}
     assert by_code["50960"] == {vocab.at["19123-9", "concept_id"]}
     assert by_code["50858"] == {"0"}  # flagged: unmapped, written as concept 0 when asked
     assert "50982" not in by_code  # ignored sources are left out
@@ -149,7 +149,7 @@ def test_full_round_every_format(reviewed):
 
     plain = pd.read_csv(outputs["csv"], dtype=str, keep_default_na=False).set_index("source_code")
     assert plain.at["51486", "proposed"] == "False"
-    assert plain.at["51486", "target_name"] == "Leukocyte esterase [Presence] in Urine by Test strip"
+    assert plain.at["51486", "target_name"] == "Urinalysis macro (dipstick) panel - Urine"
     assert plain.at["51637", "rank"] == "3"
     assert plain.at["50889", "comment"] == "'+1 checked"  # a formula-looking comment stays text
     assert plain.at["50954", "automatic"] == "True" and plain.at["50889", "automatic"] == "False"
@@ -204,7 +204,7 @@ def test_memory_prefills_the_next_round(reviewed, tmp_path):
     release.mkdir()
     vocab = pd.read_csv(OMOP_VOCAB, dtype=str, keep_default_na=False)
     vocab.loc[vocab["concept_code"] == "1988-5", "invalid_reason"] = "D"
-    vocab = vocab[vocab["concept_code"] != "5799-2"]
+    vocab = vocab[vocab["concept_code"] != "24357-6"]
     vocab.to_csv(release / OMOP_VOCAB.name, index=False)
     out = tmp_path / "labs_v2.codemap.xlsx"
     result = invoke("map", tmp_path / "labs_v2.csv", "--target", release / OMOP_VOCAB.name, "-o", out,
@@ -216,8 +216,8 @@ def test_memory_prefills_the_next_round(reviewed, tmp_path):
     assert by[("50960", "19123-9")].decision == "approved"
     assert by[("50960", "19123-9")].memory.startswith("earlier: approved")
     assert by[("50889", "1988-5")].decision == "flagged" and "deprecated" in by[("50889", "1988-5")].memory
-    assert by[("51486", "5799-2")].decision == "flagged"
-    assert "no longer in" in by[("51486", "5799-2")].memory
+    assert by[("51486", "24357-6")].decision == "flagged"
+    assert "no longer in" in by[("51486", "24357-6")].memory
     assert by[("50858", proposed[("50858", "1")])].decision == "flagged"
     assert "51222" not in set(remembered["source_code"])  # renamed: a new source, reviewed again
     assert set(frame.loc[frame["source_code"] == "51222", "decision"]) == {""}

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from codemap.errors import CodemapError
-from codemap.writers import DECISIONS, write_candidates
+from codemap.writers import DECISIONS, EQUIVALENCES, REVIEW_COLUMNS, write_candidates
 
 RUN = {"model": "default", "target": "LOINC"}
 
@@ -32,11 +32,12 @@ def test_review_workbook_structure(tmp_path):
     assert book.sheetnames == ["candidates", "run"]
     sheet = book["candidates"]
     header = [c.value for c in sheet[1]]
-    assert header[-2:] == ["decision", "comment"]
+    assert header[-4:] == REVIEW_COLUMNS
     assert sheet.freeze_panes == "A2"
     assert sheet.auto_filter.ref == f"A1:{openpyxl.utils.get_column_letter(len(header))}4"
     validations = sheet.data_validations.dataValidation
-    assert len(validations) == 1 and validations[0].formula1 == '"' + ",".join(DECISIONS) + '"'
+    assert sorted(v.formula1 for v in validations) == sorted(
+        '"' + ",".join(values) + '"' for values in (DECISIONS, EQUIVALENCES))
     # Formula-like text stays text: the cell type is string, not formula.
     code_cell = sheet.cell(row=4, column=2)
     assert code_cell.value == "=HYPERLINK(\"http://x\")" and code_cell.data_type == "s"
