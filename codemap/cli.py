@@ -172,6 +172,34 @@ def train_command(ctx: typer.Context) -> None:
     typer.echo(json.dumps(train(parse_overrides(list(ctx.args))), indent=2))
 
 
+@app.command("export")
+@user_errors
+def export_command(
+    model: str = typer.Argument(..., help="'default', a checkpoint folder (e.g. a `codemap train` "
+                                          "run) or a hub id."),
+    out: Path = typer.Option(..., "--out", "-o", help="Export folder to write (used as --model)."),
+    int8: bool = typer.Option(False, "--int8", help="Add a dynamically quantised int8 variant "
+                                                    "(the CPU default when it passes parity)."),
+    fp16: bool = typer.Option(False, "--fp16", help="Add an fp16 variant for CUDA."),
+    optimize: bool = typer.Option(False, "--optimize", help="Fuse the fp32 graph with "
+                                                            "onnxruntime's transformer optimiser."),
+) -> None:
+    """Export a model to ONNX (pooling and normalisation in the graph), parity-checked on real
+    LOINC terms; `codemap map --model OUT` then runs without torch (needs the `export` extra).
+
+    Example: codemap export default --out models/minilm-onnx --int8
+    """
+    from .export import ExportConfig, export_model  # codemap.export needs torch: import it late
+
+    _setup_logging(False, False)
+    result = export_model(ExportConfig(model=model, out=out, int8=int8, fp16=fp16,
+                                       optimize=optimize))
+    for name, r in result.report["variants"].items():
+        typer.echo(f"{name:5} {r['file']:18} cosine min {r['cosine_min']:.5f} mean "
+                   f"{r['cosine_mean']:.5f}  top-1 agreement {r['top1_agreement']:.3f}")
+    typer.echo(f"exported {model} → {result.folder} in {result.seconds:.0f} s")
+
+
 class MappingFormat(str, Enum):
     omop = "omop"
     sssom = "sssom"

@@ -1,0 +1,173 @@
+"""codemap.export and the ONNX runtime: tiny BertConfig models for the mechanics (shapes, errors,
+providers), the real default model for parity and for `codemap map --model <export>`."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from codemap.cli import app
+from codemap.config import EncoderConfig
+from codemap.encoder import Encoder
+from codemap.errors import CodemapError
+from codemap.models import Backend, default_model_path, resolve_model
+
+from .conftest import EXAMPLES
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from codemap.export import ExportConfig, export_model  # noqa: E402  (needs torch)
+from codemap.onnx_backend import CPU, CUDA, OnnxBackend  # noqa: E402
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    """A random 2-layer BERT with the default model's fast tokenizer (mechanics only)."""
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    config = transformers.BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=64,
+                                     max_position_embeddings=64)
+    torch.manual_seed(0)
+    transformers.BertModel(config).eval().save_pretrained(folder)
+    transformers.AutoTokenizer.from_pretrained(default_model_path()).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_export(tiny_model, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny-export") / "onnx"
+    return export_model(ExportConfig(model=str(tiny_model), out=out, int8=True, parity_terms=200))
+
+
+@pytest.fixture(scope="module")
+def default_export(tmp_path_factory):
+    """The real default model exported once (fp32 + int8) through the CLI."""
+    out = tmp_path_factory.mktemp("default-export") / "minilm-onnx"
+    result = runner.invoke(app, ["export", "default", "--out", str(out), "--int8"])
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+def test_tiny_export_matches_torch(tiny_model, tiny_export):
+    report = tiny_export.report["variants"]
+    assert report["fp32"]["cosine_min"] > 0.9999
+    texts = ["Potassium", "Hemoglobin A1c/Hemoglobin.total in Blood", "x"]
+    torch_vectors = Encoder(resolve_model(str(tiny_model)), EncoderConfig(device="cpu")).encode(texts)
+    info = resolve_model(str(tiny_export.folder))
+    fp32 = Encoder(info.__class__(**{**info.__dict__, "onnx_file": "model.onnx"})).encode(texts)
+    np.testing.assert_allclose(fp32, torch_vectors, atol=1e-4)
+    assert {"model.onnx", "model.int8.onnx", "tokenizer.json", "codemap.json", "parity.json",
+            "README.md"} <= {p.name for p in tiny_export.folder.iterdir()}
+
+
+@pytest.mark.parametrize("batch,length", [(1, 1), (1, 32), (300, 1), (300, 32)])
+def test_dynamic_batch_and_sequence_axes(tiny_model, tiny_export, batch, length):
+    backend = OnnxBackend(resolve_model(str(tiny_export.folder)), EncoderConfig(device="cpu"))
+    session = backend.ort.InferenceSession(str(tiny_export.folder / "model.onnx"),
+                                           providers=[CPU])
+    ids = np.random.default_rng(length).integers(1000, 30000, size=(batch, length))
+    mask = np.ones_like(ids)
+    mask[::2, length // 2 + 1:] = 0  # every other row padded
+    onnx_out = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+    model = transformers.AutoModel.from_pretrained(tiny_model).eval()
+    with torch.no_grad():
+        hidden = model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask)).last_hidden_state
+    m = torch.tensor(mask).unsqueeze(-1).float()
+    expected = torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1), dim=-1).numpy()
+    assert onnx_out.shape == (batch, 32)
+    np.testing.assert_allclose(onnx_out, expected, atol=1e-4)
+
+
+def test_manifest_round_trip(tiny_model, tiny_export):
+    info = resolve_model(str(tiny_export.folder))
+    source = resolve_model(str(tiny_model))
+    assert info.backend is Backend.ONNX and info.onnx_file == "model.int8.onnx"
+    assert (info.pooling, info.max_length, info.normalize, info.prefix) == \
+        (source.pooling, source.max_length, source.normalize, source.prefix)
+    assert info.extra["variants"] == {"fp32": "model.onnx", "int8": "model.int8.onnx"}
+    assert info.extra["source_model"] == str(tiny_model)
+    saved = json.loads((tiny_export.folder / "parity.json").read_text())
+    assert saved["passed"] and set(saved["variants"]) == {"fp32", "int8"}
+    assert info.fingerprint() != source.fingerprint()
+
+
+def test_cpu_fallback_when_cuda_provider_absent_or_unusable(tiny_export, monkeypatch):
+    info = resolve_model(str(tiny_export.folder))
+    backend = OnnxBackend(info, EncoderConfig(device="auto"))
+    if CUDA not in backend.ort.get_available_providers():
+        assert backend.provider == CPU
+        with pytest.raises(CodemapError, match="no CUDA provider"):
+            OnnxBackend(info, EncoderConfig(device="cuda"))
+    # onnxruntime-gpu on a machine without a GPU lists CUDA, then opens a CPU-only session.
+    monkeypatch.setattr(backend.ort, "get_available_providers", lambda: [CUDA, CPU])
+    monkeypatch.setattr(backend.ort, "InferenceSession", _cpu_only_session(backend.ort))
+    fallback = OnnxBackend(info, EncoderConfig(device="auto"))
+    assert fallback.provider == CPU
+    assert fallback.embed(["Sodium"]).shape == (1, 32)
+
+
+def _cpu_only_session(ort):
+    real = ort.InferenceSession
+
+    def make(path, sess_options=None, providers=None):
+        return real(path, sess_options=sess_options, providers=[CPU])
+
+    return make
+
+
+def test_bad_inputs_are_clean_errors(tmp_path):
+    not_model = tmp_path / "notes"
+    not_model.mkdir()
+    (not_model / "readme.txt").write_text("hello")
+    with pytest.raises(CodemapError, match="not a model folder"):
+        export_model(ExportConfig(model=str(not_model), out=tmp_path / "out"))
+    gpt = tmp_path / "gpt"
+    transformers.GPT2Config(n_layer=1, n_embd=16, n_head=2).save_pretrained(gpt)
+    with pytest.raises(CodemapError, match="architecture 'gpt2' is not supported"):
+        export_model(ExportConfig(model=str(gpt), out=tmp_path / "out"))
+    result = runner.invoke(app, ["export", str(not_model), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "not a model folder" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_default_model_export_parity(default_export):
+    out, output = default_export
+    report = json.loads((out / "parity.json").read_text())
+    assert report["passed"] and report["queries"] > 2000
+    assert report["variants"]["fp32"]["cosine_min"] > 0.9999
+    assert report["variants"]["fp32"]["top1_agreement"] == 1.0
+    assert "int8" in output and "exported default" in output
+
+
+def test_export_runs_without_torch(default_export):
+    out, _ = default_export
+    script = ("import sys; sys.modules['torch'] = None; sys.modules['transformers'] = None\n"
+              "from codemap.encoder import Encoder; from codemap.config import EncoderConfig\n"
+              f"e = Encoder.load(EncoderConfig(model={str(out)!r}))\n"
+              "v = e.encode(['Potassium', 'Sodium [Moles/volume] in Serum or Plasma'])\n"
+              "print(type(e._backend).__name__, v.shape)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "OnnxBackend (2, 384)" in done.stdout
+
+
+def test_map_with_export_end_to_end(default_export, tmp_path, default_encoder):
+    out, _ = default_export
+    table = tmp_path / "labs.csv"
+    result = runner.invoke(app, ["map", str(EXAMPLES / "labs.csv"), "--target", "LOINC",
+                                 "--model", str(out), "-o", str(table), "--top-k", "3",
+                                 "--cache-dir", str(tmp_path / "cache"), "--method", "encoder"])
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    frame = pd.read_csv(table, dtype=str)
+    assert frame["source_row"].nunique() == 149
+    top = frame[frame["rank"] == "1"].set_index("source_text")["target_code"]
+    # The same query through the torch model: the int8 export agrees on an unambiguous one.
+    assert top["Potassium"] in {"2823-3", "6298-4"}
