@@ -96,16 +96,17 @@ def _check_target(out: Path) -> None:
 def _write_variants(convert, model, source: ModelInfo, folder: Path, config: ExportConfig) -> dict:
     """Write model.onnx (+ fused, int8, fp16 files); returns variant name → file name."""
     fp32 = folder / "model.onnx"
-    convert.export_fp32(model, source, fp32)
+    raw = folder / "model.raw.onnx"
+    convert.export_fp32(model, source, raw)
+    variants = {"fp32": fp32.name}
+    if config.int8:  # from the plain graph: see convert.quantize_int8
+        convert.quantize_int8(raw, folder / "model.int8.onnx")
+        variants["int8"] = "model.int8.onnx"
     if config.optimize:
-        raw = folder / "model.raw.onnx"
-        fp32.rename(raw)
         convert.optimize_graph(raw, fp32, model.config)
         raw.unlink()
-    variants = {"fp32": fp32.name}
-    if config.int8:
-        convert.quantize_int8(fp32, folder / "model.int8.onnx")
-        variants["int8"] = "model.int8.onnx"
+    else:
+        raw.rename(fp32)
     if config.fp16:
         convert.convert_fp16(fp32, folder / "model.fp16.onnx")
         variants["fp16"] = "model.fp16.onnx"
@@ -137,7 +138,8 @@ def _write_json(path: Path, data: dict) -> None:
 def _write_card(path: Path, source: ModelInfo, info: ModelInfo, report: dict) -> None:
     rows = "\n".join(
         f"| {name} | `{r['file']}` | {r['cosine_min']:.5f} | {r['cosine_mean']:.5f} | "
-        f"{r['top1_agreement']:.3f} | {r['top10_overlap']:.3f} |"
+        f"{r['top1_agreement']:.3f} | {r['top10_overlap']:.3f} | {r['top1_accuracy']:.3f} | "
+        f"{r['top10_recall']:.3f} |"
         for name, r in report["variants"].items())
     card = f"""# ONNX export of {source.id}
 
@@ -154,8 +156,8 @@ The CPU runtime uses `{info.onnx_file}`; on a GPU with onnxruntime-gpu it uses
 {report['queries']} LOINC short names (queries) against {report['corpus']} LOINC long common names
 (corpus) from codemap's built-in subset, embedded through `Encoder.encode` on CPU.
 
-| variant | file | cosine min | cosine mean | top-1 agreement | top-10 overlap |
-|---|---|---|---|---|---|
+| variant | file | cosine min | cosine mean | top-1 agreement | top-10 overlap | top-1 accuracy | top-10 recall |
+|---|---|---|---|---|---|---|---|
 {rows}
 
 The base model's licence and card apply to these weights.
