@@ -183,6 +183,9 @@ def export_command(
     fp16: bool = typer.Option(False, "--fp16", help="Add an fp16 variant for CUDA."),
     optimize: bool = typer.Option(False, "--optimize", help="Fuse the fp32 graph with "
                                                             "onnxruntime's transformer optimiser."),
+    parity_terms: Optional[int] = typer.Option(None, "--parity-terms", min=100,
+                                               help="Check parity on this many LOINC short names "
+                                                    "[default: all 2,362]."),
 ) -> None:
     """Export a model to ONNX (pooling and normalisation in the graph), parity-checked on real
     LOINC terms; `codemap map --model OUT` then runs without torch (needs the `export` extra).
@@ -193,7 +196,7 @@ def export_command(
 
     _setup_logging(False, False)
     result = export_model(ExportConfig(model=model, out=out, int8=int8, fp16=fp16,
-                                       optimize=optimize))
+                                       optimize=optimize, parity_terms=parity_terms))
     for name, r in result.report["variants"].items():
         typer.echo(f"{name:5} {r['file']:18} cosine min {r['cosine_min']:.5f} mean "
                    f"{r['cosine_mean']:.5f}  top-1 agreement {r['top1_agreement']:.3f}")

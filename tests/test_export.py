@@ -48,7 +48,9 @@ def tiny_export(tiny_model, tmp_path_factory):
 def default_export(tmp_path_factory):
     """The real default model exported once (fp32 + int8) through the CLI."""
     out = tmp_path_factory.mktemp("default-export") / "minilm-onnx"
-    result = runner.invoke(app, ["export", "default", "--out", str(out), "--int8"])
+    # 1,000 of the 2,362 parity queries keep the test short; the full check is the CLI default.
+    result = runner.invoke(app, ["export", "default", "--out", str(out), "--int8",
+                                 "--parity-terms", "1000"])
     assert result.exit_code == 0, result.output
     return out, result.output
 
@@ -138,7 +140,9 @@ def test_bad_inputs_are_clean_errors(tmp_path):
 def test_default_model_export_parity(default_export):
     out, output = default_export
     report = json.loads((out / "parity.json").read_text())
-    assert report["passed"] and report["queries"] > 2000
+    assert report["passed"] and report["queries"] == 1000
+    int8 = report["variants"]["int8"]
+    assert int8["cosine_mean"] > 0.98 and int8["top10_recall_drop"] <= 0.02
     assert report["variants"]["fp32"]["cosine_min"] > 0.9999
     assert report["variants"]["fp32"]["top1_agreement"] == 1.0
     assert "int8" in output and "exported default" in output
@@ -167,7 +171,7 @@ def test_map_with_export_end_to_end(default_export, tmp_path, default_encoder):
     import pandas as pd
 
     frame = pd.read_csv(table, dtype=str)
-    assert frame["source_row"].nunique() == 149
+    assert frame["source_row"].nunique() >= 149
     top = frame[frame["rank"] == "1"].set_index("source_text")["target_code"]
     # The same query through the torch model: the int8 export agrees on an unambiguous one.
     assert top["Potassium"] in {"2823-3", "6298-4"}
