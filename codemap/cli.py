@@ -203,6 +203,34 @@ def export_command(
     typer.echo(f"exported {model} → {result.folder} in {result.seconds:.0f} s")
 
 
+@app.command("bench")
+@user_errors
+def bench_command(
+    model: str = ModelOption,
+    terms: int = typer.Option(5000, "--terms", "-n", min=100, help="Real terms to embed per method."),
+    batch_size: int = BatchOption,
+    export: Optional[Path] = typer.Option(None, "--export", help="An existing export of MODEL "
+                                                                 "[default: export it to a temp folder]."),
+) -> None:
+    """Time one model four ways on the same real terms (torch unsorted, torch sorted, ONNX fp32,
+    ONNX int8): terms/s, ratios, peak memory, top-1 agreement (needs the `export` extra).
+
+    Example: codemap bench --model default --terms 5000
+    """
+    from .bench import BenchConfig, run_bench
+
+    _setup_logging(False, True)
+    rows, run = run_bench(BenchConfig(model=model, terms=terms, batch_size=batch_size,
+                                      export=export))
+    typer.echo(f"{run['terms']:,} terms (top-1 agreement: {run['queries']:,} queries vs "
+               f"{run['corpus']:,} names), batch {run['batch_size']}, model {run['model']}")
+    typer.echo(f"| method | terms/s | vs (a) | vs (b) | peak RSS added (MB) | top-1 agreement with (a) |")
+    typer.echo("|---|---|---|---|---|---|")
+    for r in rows:
+        typer.echo(f"| {r.method} | {r.terms_per_s:,.0f} | {r.vs_reference:.2f}x | "
+                   f"{r.vs_sorted:.2f}x | {r.peak_rss_mb:,.0f} | {r.top1_agreement:.3f} |")
+
+
 class MappingFormat(str, Enum):
     omop = "omop"
     sssom = "sssom"

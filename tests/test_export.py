@@ -175,3 +175,16 @@ def test_map_with_export_end_to_end(default_export, tmp_path, default_encoder):
     top = frame[frame["rank"] == "1"].set_index("source_text")["target_code"]
     # The same query through the torch model: the int8 export agrees on an unambiguous one.
     assert top["Potassium"] in {"2823-3", "6298-4"}
+
+
+def test_bench_command_on_tiny_model(tiny_model, tiny_export):
+    result = runner.invoke(app, ["bench", "--model", str(tiny_model), "--terms", "300",
+                                 "--export", str(tiny_export.folder)])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("| ")]
+    assert [line.split(" | ")[0] for line in lines[1:]] == ["| a torch fp32, fixed unsorted batches",
+                                                          "| b torch fp32, length-sorted (Encoder)",
+                                                          "| c onnx fp32", "| d onnx int8"]
+    assert "| 1.000 |" in lines[2]  # sorted torch finds the same neighbours as unsorted torch
+    bad = runner.invoke(app, ["bench", "--model", str(tiny_export.folder), "--terms", "300"])
+    assert bad.exit_code == 2 and "needs the PyTorch model" in bad.output
