@@ -97,9 +97,15 @@ def quantize_int8(source: Path, target: Path) -> None:
     # 0.957; per-channel 0.972 / 0.992. On the fused graph the Attention ops hold the QKV
     # weights and stay fp32, so less is quantised: more accurate but measured ~2x slower.
     # DefaultTensorType: a fused graph has tensors of unknown type the quantiser otherwise refuses.
-    quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True,
-                     op_types_to_quantize=["MatMul"],
-                     extra_options={"DefaultTensorType": TensorProto.FLOAT})
+    # The quantiser logs "consider pre-processing" on the root logger every time (a hint for
+    # static quantisation of CNNs); keep it out of the user's terminal.
+    logging.disable(logging.WARNING)
+    try:
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul"],
+                         extra_options={"DefaultTensorType": TensorProto.FLOAT})
+    finally:
+        logging.disable(logging.NOTSET)
 
 
 def convert_fp16(source: Path, target: Path) -> None:
