@@ -65,15 +65,18 @@ def _load_cached(folder: Path, n_names: int, dim: int) -> np.ndarray | None:
     manifest_path = folder / "manifest.json"
     if not manifest_path.exists():
         return None
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        manifest = {}
     vectors_path = folder / "vectors.npy"
-    if (manifest.get("format") != INDEX_FORMAT or manifest.get("count") != n_names
+    if (not isinstance(manifest, dict) or manifest.get("format") != INDEX_FORMAT or manifest.get("count") != n_names
             or manifest.get("dim") != dim or not vectors_path.exists()
             or sha256_file(vectors_path) != manifest.get("sha256")):
         log.warning("index cache %s does not match its manifest; rebuilding", folder)
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return np.load(vectors_path)
+    return np.load(vectors_path, allow_pickle=False)
 
 
 def _build(folder: Path, vocab: Vocabulary, encoder: Encoder, progress: bool) -> np.ndarray:
@@ -82,6 +85,9 @@ def _build(folder: Path, vocab: Vocabulary, encoder: Encoder, progress: bool) ->
     names = vocab.names["name"].tolist()
     parts = []
     n_chunks = (len(names) + CHUNK_NAMES - 1) // CHUNK_NAMES
+    finished = len(list(chunks.glob("*.npy")))
+    if finished:
+        log.info("resuming index build of %s: %d of %d chunks already embedded", vocab.id, finished, n_chunks)
     for number in range(n_chunks):
         path = chunks / f"{number:06d}.npy"
         texts = names[number * CHUNK_NAMES:(number + 1) * CHUNK_NAMES]
@@ -112,7 +118,7 @@ def _load_chunk(path: Path, rows: int, dim: int) -> np.ndarray | None:
     if not path.exists():
         return None
     try:
-        part = np.load(path)
-    except ValueError:
+        part = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError):
         return None
     return part if part.shape == (rows, dim) else None
