@@ -112,6 +112,13 @@ def strengths_agree(source: Strength, concept: Strength) -> bool:
     """
     if source.unit == concept.unit and source.unit != "%":
         return _close(source.value, concept.value)
+    if source.unit and concept.unit == f"{source.unit}/ACTUAT":
+        # An inhaler's or spray's amount is per actuation ("Astelin 137mcg" ~ 0.137 MG/ACTUAT).
+        return _close(source.value, concept.value)
+    if {source.unit, concept.unit} == {"MG/MG", "MG/ML"}:
+        # RxNorm writes creams and gels in mg/g as MG/ML (density taken as 1 g/mL).
+        scale = 1000.0 if source.unit == "MG/MG" else 0.001
+        return _close(source.value * scale, concept.value)
     if source.unit == "%":
         return ((concept.unit.endswith("/ML") and _close(source.value * 10, concept.value))
                 or (concept.unit == "MG/MG" and _close(source.value / 100, concept.value))
@@ -128,6 +135,8 @@ def strengths_agree(source: Strength, concept: Strength) -> bool:
 def strength_comparable(source: Strength, concept: Strength) -> bool:
     """Whether the two are in the same dimension, so disagreement is a contradiction."""
     if source.unit == "" or concept.unit == "":
+        return True
+    if {source.unit, concept.unit} == {"MG/MG", "MG/ML"}:
         return True
     if source.unit == "%":
         return concept.unit.endswith("/ML") or concept.unit in {"MG/MG", "%"}
@@ -212,7 +221,7 @@ _NOISE_WORDS = {
     "drug", "replacement", "given", "or", "x", "ns", "pm", "soln", "solution", "drops", "drop",
     "sub", "q", "hour", "hr", "release", "immediate", "oncology", "critical", "care", "non",
     "formulary", "per", "dose", "inhalation", "desensitization", "sugar", "free", "sf",
-    "disposable", "fortified", "diagnostic", "depot", "breath", "activated", "day", "days",
+    "disposable", "fortified", "pack", "diagnostic", "depot", "breath", "activated", "day", "days",
 }
 _GREEK = {"alpha": "alfa"}
 
@@ -229,6 +238,9 @@ _TOKEN = re.compile(rf"(?P<num>{_NUMBER})|(?P<pct>%)|(?P<word>[A-Za-zµ][A-Za-z�
 _TYPO_O = re.compile(r"(?<=\d)[oO](?=\s|$|[A-Za-z]{1,3}\b|[/\-])")
 _BRACKET = re.compile(r"\[([^\]]+)\]\s*$")
 _PACK = re.compile(r"^\{(.*)\}\s*(pack|kit)\b", re.IGNORECASE)
+# Counts, not strengths: a bare number in parentheses ("Cryselle (28)", "Emend 125 mg (1)") is a
+# pack or dose count, and "x 2" a number of items.
+_COUNTS = re.compile(r"\(\s*\d+\s*\)|(?<![\w.])[xX]\s*\d+\b(?!\s*[%A-Za-zµ.])")
 _QUANT_PREFIX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s+(ML|ACTUAT|HR|DAY|MG|UNT)\s+(?=[A-Za-z{])")
 
 
@@ -275,8 +287,13 @@ def parse_drug(text: str, *, concept: bool = False) -> DrugParse:
     if concept:
         ingredients = _concept_ingredients(body, dose_form)
     body = _TYPO_O.sub("0", body.replace("<", " ").replace(">", " ").replace("*", " "))
+    body = _COUNTS.sub(" ", body)
     tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(body)]
     strengths, volumes, used = _scan_strengths(tokens)
+    if concept:
+        # RxNorm writes every strength with its unit: a bare number belongs to a name
+        # ("Vitamin B 12", "Polyethylene Glycol 400", "interferon beta-1b").
+        strengths = [s for s in strengths if s.unit]
     if quantity is None and volumes:
         quantity = volumes[0]
     words, forms = [], set()
