@@ -31,7 +31,11 @@ CASES = [
     ("Lodosyn 5O MG", ["50 MG"], set()),
     ("Synthroid 150 mcg Tab", ["0.15 MG"], {"tablet"}),
     ("ATRIPLA 600-200-300 mg", ["600 MG", "200 MG", "300 MG"], set()),
-    ("Cryselle (28) 0.3-30 mg-mcg", ["28", "0.3 MG", "0.03 MG"], set()),
+    ("Cryselle (28) 0.3-30 mg-mcg", ["0.3 MG", "0.03 MG"], set()),
+    ("Novolog 100u/ml-10ml x 2", ["100 UNT/ML"], set()),
+    ("Premarin 0.625 mg/gram Vaginal Cream", ["0.000625 MG/MG"], {"vaginal", "topical"}),
+    ("Femhrt 1/5 5mcg/1mg", ["1", "5", "0.005 MG", "1 MG"], set()),
+    ("Combigan 1 Drop", [], set()),
     ("Levemir 100 unit/mL Sub-Q", ["100 UNT/ML"], {"injection"}),
     ("Exelon 9.5 mg/24 hour Transderm 24 hr Patch", ["0.395833 MG/HR"], {"patch"}),
     ("Symbicort 160/4.5", ["160", "4.5"], set()),
@@ -47,6 +51,43 @@ def test_parser_table(text, strengths, forms):
     parsed = parse_drug(text)
     assert [str(s) for s in parsed.strengths] == strengths
     assert set(parsed.product_forms) == forms
+
+
+# Every 6th dev string (120 real strings), with the name words, normalised strengths and form
+# groups a reader expects (reviewed by hand; see the file).
+TABLE = DEV.parent / "parser_table.tsv"
+
+
+def _table():
+    with open(TABLE, encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def test_parser_table_covers_at_least_100_dev_strings():
+    sources = {row[0].strip() for row in _dev_pairs()}
+    table = _table()
+    assert len(table) >= 100
+    assert all(row["source"] in sources for row in table)
+
+
+@pytest.mark.parametrize("row", _table(), ids=lambda row: row["source"])
+def test_parser_dev_table(row):
+    parsed = parse_drug(row["source"])
+    assert " ".join(parsed.words) == row["name_words"]
+    assert "; ".join(str(s) for s in parsed.strengths) == row["strengths"]
+    assert " ".join(sorted(parsed.product_forms)) == row["forms"]
+
+
+def test_unitless_concept_numbers_are_name_parts():
+    parsed = parse_drug("Folic Acid / Vitamin B 12 / Vitamin B6 Oral Tablet [Folgard]", concept=True)
+    assert parsed.strengths == ()
+
+
+def test_mg_per_gram_agrees_with_rxnorm_mg_per_ml():
+    cream = parse_drug("Premarin 0.625 mg/gram Vaginal Cream").strengths[0]
+    assert strengths_agree(cream, Strength(0.625, "MG/ML"))
+    assert not strengths_agree(cream, Strength(1.25, "MG/ML"))
+    assert strengths_agree(Strength(0.137, "MG"), Strength(0.137, "MG/ACTUAT"))
 
 
 def test_noise_words_are_not_name_words():
