@@ -71,9 +71,6 @@ class RankConfig:
     """How search hits become candidates."""
 
     top_k: int = 10
-    # Names fetched per wanted candidate before collapsing to distinct concepts: a concept with
-    # many near-identical names would otherwise crowd the others out of the top-k.
-    names_per_candidate: int = 5
     # Hybrid ranking (codemap.rank.rank_hybrid): which scores rank, how they are fused, and how
     # many fused candidates per row the evidence scorers look at.
     method: str = "hybrid"  # "encoder", "lexical" or "hybrid"
@@ -83,6 +80,7 @@ class RankConfig:
     pool: int = 50
     unit_evidence: bool = True
     specimen_evidence: bool = True
+    drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from codemap import index as index_module
 from codemap.index import load_or_build_index
-from codemap.rank import rank_candidates
+from codemap.rank import rank_hybrid
 from codemap.config import RankConfig
 from codemap.vocab import Vocabulary
 
@@ -65,7 +65,8 @@ def test_candidates_are_distinct_concepts_scored_by_best_name(tmp_path, default_
     vocab = small_vocab()
     built = load_or_build_index(vocab, default_encoder, tmp_path)
     queries = default_encoder.encode(["K+", "serum sodium"])
-    found = rank_candidates(built, vocab, queries, RankConfig(top_k=3, names_per_candidate=1))
+    rows = [{"text": t} for t in ["K+", "serum sodium"]]
+    found = rank_hybrid(built, None, vocab, queries, rows, (), RankConfig(top_k=3, method="encoder"))
     first = found[found["query"] == 0]
     assert list(first["rank"]) == [1, 2, 3] and first["target_code"].is_unique
     assert first.iloc[0]["target_code"] == "2823-3" and first.iloc[0]["matched_name"] == "K+"
