@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import __version__
 from .config import EvalConfig, MapConfig, RankConfig, ReadOptions
-from .drug_agreement import is_drug_vocabulary, rank_drug_candidates
+from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .encoder import Encoder
 from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
@@ -61,13 +61,10 @@ def map_codes(config: MapConfig) -> MapResult:
     texts = source.texts
     language = source_language(texts, config.source_lang)
     queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
-    if is_drug_vocabulary(vocab):
-        found = rank_drug_candidates(index, vocab, queries, texts, config.rank.top_k)
-    else:
-        with_axes(vocab)
-        lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
-        scorers = lab_scorers(config.rank.unit_evidence, config.rank.specimen_evidence)
-        found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
+    with_axes(vocab)
+    lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
+    scorers = evidence_scorers(vocab, config.rank)
+    found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
     remembered = 0
@@ -99,9 +96,8 @@ def map_codes(config: MapConfig) -> MapResult:
         "pooling": encoder.info.pooling.value,
         "max_length": encoder.info.max_length,
         "top_k": config.rank.top_k,
-        "ranking": f"{config.rank.method} ({config.rank.fusion}), unit evidence "
-                   f"{config.rank.unit_evidence}, specimen evidence {config.rank.specimen_evidence}",
-        "drug_aware": is_drug_vocabulary(vocab),
+        "ranking": f"{config.rank.method} ({config.rank.fusion}), evidence: "
+                   f"{', '.join(s.name for s in scorers) or 'none'}",
         "source_language": language.describe(),
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
@@ -134,24 +130,30 @@ def evaluate_gold(config: EvalConfig) -> dict:
     encoder = Encoder.load(config.encoder, config.cache_dir)
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     queries = encoder.encode(texts, progress=config.progress, desc="embedding queries")
-    rows = [row_fields(source)[i] for i in keep]
+    fields = row_fields(source)
+    rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir)
     scores = {}
-    for method, rank in eval_methods(config.rank).items():
-        found = rank_hybrid(index, lexical, vocab, queries, rows,
-                            lab_scorers(rank.unit_evidence, rank.specimen_evidence), rank)
+    for method, rank in eval_methods(config.rank, drugs=is_drug_vocabulary(vocab)).items():
+        found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
         scores[method] = score_ranks(gold_ranks(found, gold))
-    if is_drug_vocabulary(vocab):
-        drugs = rank_drug_candidates(index, vocab, queries, texts, config.rank.top_k)
-        scores["encoder+drugs"] = score_ranks(gold_ranks(drugs, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
 
 
-def eval_methods(base: RankConfig) -> dict[str, RankConfig]:
-    """The rankings `codemap eval` compares side by side: each alone, fused, and ablations."""
-    plain = replace(base, unit_evidence=False, specimen_evidence=False)
+def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
+    """The rankings `codemap eval` compares side by side: each alone, fused, and ablations of the
+    target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
+    plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False)
+    if drugs:
+        return {
+            "encoder": replace(plain, method="encoder"),
+            "lexical": replace(plain, method="lexical"),
+            "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
+            "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
+            "hybrid + drug evidence": replace(plain, method="hybrid", drug_evidence=True),
+        }
     return {
         "encoder": replace(plain, method="encoder"),
         "lexical": replace(plain, method="lexical"),
@@ -161,6 +163,13 @@ def eval_methods(base: RankConfig) -> dict[str, RankConfig]:
         "hybrid + specimen": replace(plain, method="hybrid", specimen_evidence=True),
         "hybrid (all evidence)": replace(base, method="hybrid"),
     }
+
+
+def evidence_scorers(vocab: Vocabulary, rank: RankConfig) -> list:
+    """The evidence scorers for the target's domain, as switched on in `rank`."""
+    if is_drug_vocabulary(vocab):
+        return drug_scorers(vocab.concepts) if rank.drug_evidence else []
+    return lab_scorers(rank.unit_evidence, rank.specimen_evidence)
 
 
 def row_fields(source: SourceTable) -> list[dict]:
