@@ -89,6 +89,9 @@ def map_command(
     memory: Optional[Path] = typer.Option(None, "--memory",
                                           help="Mapping memory (.db): pre-fill sources reviewed "
                                                "before; written by `codemap apply --memory`."),
+    source_lang: Optional[str] = typer.Option(None, "--source-lang",
+                                              help="Language of the code list (ISO 639-1, e.g. de) "
+                                                   "[default: detected from its texts]."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
@@ -114,6 +117,7 @@ def map_command(
         cache_dir=cache_dir or default_cache_dir(),
         progress=not quiet and sys.stderr.isatty(),
         memory=memory,
+        source_lang=source_lang,
     )
     result = map_codes(config)
     started = time.perf_counter()

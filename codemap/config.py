@@ -56,13 +56,21 @@ class EncoderConfig:
 
 
 @dataclass(frozen=True)
+class IndexConfig:
+    """How a vocabulary's name vectors are searched."""
+
+    # Above this many names an approximate IVF index replaces exact search: exact search costs
+    # names × queries; IVF scans nprobe/nlist of it (recall@10 in benchmarks/scale.py, README).
+    approximate_above: int = 200_000
+    nprobe: int = 32  # IVF lists scanned per query
+    float16: bool = False  # keep the vectors as float16 in memory (half the RAM, same ranking)
+
+
+@dataclass(frozen=True)
 class RankConfig:
     """How search hits become candidates."""
 
     top_k: int = 10
-    # Names fetched per wanted candidate before collapsing to distinct concepts: a concept with
-    # many near-identical names would otherwise crowd the others out of the top-k.
-    names_per_candidate: int = 5
     # Hybrid ranking (codemap.rank.rank_hybrid): which scores rank, how they are fused, and how
     # many fused candidates per row the evidence scorers look at.
     method: str = "hybrid"  # "encoder", "lexical" or "hybrid"
@@ -72,6 +80,7 @@ class RankConfig:
     pool: int = 50
     unit_evidence: bool = True
     specimen_evidence: bool = True
+    drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
 
 
@@ -89,6 +98,7 @@ class MapConfig:
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None  # vocabulary store; <cache_dir>/store when None
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
+    source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
 
 
 @dataclass(frozen=True)
