@@ -156,7 +156,13 @@ def export_cache(tmp_path_factory) -> Path:
 def test_map_with_export_runs_without_torch(default_export, export_cache, tmp_path):
     out, _ = default_export
     table = tmp_path / "de.csv"
-    script = ("import sys; sys.modules['torch'] = None; sys.modules['transformers'] = None\n"
+    # A finder that refuses torch/transformers, as on a machine where they are not installed.
+    script = ("import sys\n"
+              "class NoTorch:\n"
+              "    def find_spec(self, name, path=None, target=None):\n"
+              "        if name.split('.')[0] in ('torch', 'transformers'):\n"
+              "            raise ImportError(name)\n"
+              "sys.meta_path.insert(0, NoTorch())\n"
               "from codemap.cli import main; main()")
     done = subprocess.run([sys.executable, "-c", script, "map", str(DATA / "labs_de_cp1252.csv"),
                            "--target", "LOINC", "--model", str(out), "-o", str(table), "-q",
