@@ -195,3 +195,76 @@ def test_map_onto_an_imported_vocabulary_with_filters(tmp_path):
 def test_target_loads_through_load_target(store):
     vocab = load_target("hp", VocabFilter(), store.folder)
     assert vocab.id == "HP" and len(vocab.concepts) == 300
+
+
+ICD10CM = STORE_DATA / "icd10cm" / "icd10cm_tabular_slice.xml"
+UMLS = STORE_DATA / "umls" / "META"
+RXNORM = STORE_DATA / "rxnorm" / "rrf"
+
+
+def test_icd10cm_inclusion_terms_and_hierarchy(tmp_path):
+    store = VocabStore(tmp_path)
+    store.import_files("icd10cm", ICD10CM, ImportOptions())
+    vocab = store.load("ICD10CM")
+    assert vocab.version == "2026" and len(vocab.concepts) == 158  # 155 codes, 2 sections, 1 chapter
+    shown = store.show("ICD10CM", "A01.02")
+    assert {"Typhoid endocarditis", "Typhoid myocarditis"} <= set(shown["names"]["name"])
+    rels = set(map(tuple, vocab.relations.values))
+    assert {("A01.02", "is_a", "A01.0"), ("A01.0", "is_a", "A01"), ("A01", "is_a", "A00-A09"),
+            ("A00-A09", "is_a", "Chapter 1")} <= rels
+    billable = store.load("ICD10CM", VocabFilter.from_options(["billable=yes"]))
+    assert "A01.02" in set(billable.concepts["code"]) and "A01.0" not in set(billable.concepts["code"])
+    broken = tmp_path / "broken.xml"
+    broken.write_text(ICD10CM.read_text(encoding="utf-8")[:20000], encoding="utf-8")
+    with pytest.raises(CodemapError, match=r"broken\.xml: line \d+: not well-formed XML"):
+        store.import_files("icd10cm", broken, ImportOptions(name="BROKEN"))
+    assert store.find("BROKEN") is None
+
+
+def test_umls_rrf_sab_lang_suppression_and_semantic_types(tmp_path):
+    store = VocabStore(tmp_path)
+    store.import_files("umls", UMLS, ImportOptions())
+    vocab = store.load("UMLS")
+    concepts = vocab.concepts.set_index("code")
+    assert concepts.loc["C0428289", "name"] == "Serum potassium measurement"
+    assert concepts.loc["C0032821", "semantic_types"] == "Pharmacologic Substance|Element, Ion, or Isotope"
+    assert "Potassium deficiency" not in set(vocab.names["name"])  # SUPPRESS=E
+    assert "Potassium measurement (procedure)" not in set(vocab.names["name"])  # SUPPRESS=O
+    assert set(vocab.names["lang"]) == {"en", "de", "fr"}
+    rels = set(map(tuple, vocab.relations.values))
+    # MRREL reads "CUI2 has REL/RELA to CUI1"; the suppressed MSH row is left out.
+    assert ("C0428289", "CHD:isa", "C0202194") in rels
+    assert ("C0428289", "RO:has_component", "C0032821") in rels  # the measurement has K
+    assert not any(r[1] == "RN" for r in rels)
+    store.import_files("umls", UMLS, ImportOptions(name="LNC", sabs=("LNC",), langs=("ENG",)))
+    lnc = store.load("LNC")
+    assert list(lnc.concepts["code"]) == ["C0428289"]
+    assert list(lnc.names["name"]) == ["Potassium [Moles/volume] in Serum or Plasma"]
+    german = store.load("UMLS", VocabFilter.from_options(langs=["de"]))
+    assert set(german.concepts["code"]) == {"C0032821", "C0202194"}
+
+
+def test_rxnorm_rrf_term_types_and_relations(tmp_path):
+    store = VocabStore(tmp_path)
+    store.import_files("rxnorm", RXNORM, ImportOptions())
+    scd = store.load("RXNORM", VocabFilter.from_options(["tty=SCD"]))
+    assert list(scd.concepts["code"]) == ["198116"]
+    assert {"KCl 20 MEQ ER Oral Tablet", "POTASSIUM CHLORIDE 20MEQ TAB,SA"} <= set(scd.names["name"])
+    rels = set(map(tuple, store.load("RXNORM").relations.values))
+    assert ("198116", "RO:has_ingredient", "8591") in rels
+    assert ("198116", "RN:has_tradename", "628953") in rels
+
+
+def test_truncated_rrf_row_is_named_and_nothing_is_stored(tmp_path):
+    meta = tmp_path / "META"
+    shutil.copytree(UMLS, meta)
+    lines = (UMLS / "MRCONSO.RRF").read_text(encoding="utf-8").splitlines()
+    lines[6] = "|".join(lines[6].split("|")[:12])  # line 7 cut short
+    (meta / "MRCONSO.RRF").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = VocabStore(tmp_path / "store")
+    with pytest.raises(CodemapError, match=r"MRCONSO\.RRF: line: 7.*expected number of columns"):
+        store.import_files("umls", meta, ImportOptions())
+    (meta / "MRCONSO.RRF").unlink()
+    with pytest.raises(CodemapError, match="no MRCONSO file found"):
+        store.import_files("umls", meta, ImportOptions())
+    assert store.list() == []
