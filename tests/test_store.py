@@ -268,3 +268,34 @@ def test_truncated_rrf_row_is_named_and_nothing_is_stored(tmp_path):
     with pytest.raises(CodemapError, match="no MRCONSO file found"):
         store.import_files("umls", meta, ImportOptions())
     assert store.list() == []
+
+
+SNOMED = STORE_DATA / "snomed" / "Snapshot"
+
+
+def test_snomed_rf2_preferred_terms_tags_and_relationships(tmp_path):
+    store = VocabStore(tmp_path)
+    store.import_files("snomed", SNOMED, ImportOptions())
+    vocab = store.load("SNOMED")
+    assert vocab.version == "20240101"
+    concepts = vocab.concepts.set_index("code")
+    assert concepts.loc["22298006", "name"] == "Myocardial infarction"
+    assert concepts.loc["22298006", "semantic_tag"] == "disorder"
+    assert concepts.loc["1847009", "status"] == "deprecated"
+    names = vocab.names[vocab.names["code"] == "22298006"].set_index("name")["name_type"]
+    assert names["Heart attack"] == "synonym" and names["Myocardial infarction"] == "preferred"
+    assert "Cardiac infarction" not in names  # inactive description
+    rels = set(map(tuple, vocab.relations.values))
+    assert ("22298006", "Finding site", "80891009") in rels
+    assert ("57054005", "Is a", "22298006") in rels
+    assert ("22298006", "Is a", "138875005") not in rels  # inactive relationship
+    disorders = store.load("SNOMED", VocabFilter.from_options(["semantic_tag=disorder"],
+                                                              standard_only=True))
+    assert set(disorders.concepts["code"]) == {"22298006", "57054005", "64572001"}
+    no_desc = tmp_path / "nodesc"
+    shutil.copytree(SNOMED, no_desc)
+    for path in no_desc.rglob("sct2_Description*"):
+        path.unlink()
+    with pytest.raises(CodemapError, match="no RF2 description file"):
+        store.import_files("snomed", no_desc, ImportOptions(name="BROKEN"))
+    assert store.find("BROKEN") is None
