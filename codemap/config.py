@@ -74,6 +74,17 @@ class EncoderConfig:
 
 
 @dataclass(frozen=True)
+class IndexConfig:
+    """How a vocabulary's name vectors are searched."""
+
+    # Above this many names an approximate IVF index replaces exact search: exact search costs
+    # names × queries; IVF scans nprobe/nlist of it (recall@10 in benchmarks/scale.py, README).
+    approximate_above: int = 200_000
+    nprobe: int = 32  # IVF lists scanned per query
+    float16: bool = False  # keep the vectors as float16 in memory (half the RAM, same ranking)
+
+
+@dataclass(frozen=True)
 class RankConfig:
     """How search hits become candidates."""
 

@@ -72,3 +72,20 @@ def test_candidates_are_distinct_concepts_scored_by_best_name(tmp_path, default_
     assert first.iloc[0]["target_code"] == "2823-3" and first.iloc[0]["matched_name"] == "K+"
     assert first.iloc[0]["score"] > 0.99
     assert found[found["query"] == 1].iloc[0]["target_code"] == "2951-2"
+
+
+def test_approximate_index_above_threshold_finds_the_exact_neighbours():
+    import faiss
+    from codemap.config import IndexConfig
+    from codemap.index import build_faiss_index
+
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((4000, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert isinstance(build_faiss_index(vectors, IndexConfig(approximate_above=5000)), faiss.IndexFlatIP)
+    for config in (IndexConfig(approximate_above=1000, nprobe=256),
+                   IndexConfig(approximate_above=1000, nprobe=256, float16=True)):
+        index = build_faiss_index(vectors, config)
+        assert isinstance(index, faiss.IndexIVF)
+        _, ids = index.search(vectors[:50], 1)
+        assert (ids[:, 0] == np.arange(50)).all()
