@@ -187,6 +187,14 @@ def test_map_onto_an_imported_vocabulary_with_filters(tmp_path):
     assert top["C1"] == "192671"  # Gastrointestinal hemorrhage
     assert top["C2"] == "40481088"  # Viral sinusitis
     assert top["C3"] == "80180"  # Osteoarthritis
+    gold = tmp_path / "gold.csv"
+    gold.write_text("text,concept\nGI bleeding,192671\nosteoarthritis of the knee,80180\n",
+                    encoding="utf-8")
+    scored = runner.invoke(app, ["eval", str(gold), "--target", "OMOP", "--store", folder,
+                                 "--gold-col", "concept", "--text-col", "text", "--filter",
+                                 "domain=Condition", "--cache-dir", str(tmp_path / "cache")])
+    assert scored.exit_code == 0, scored.output
+    assert "acc@1" in scored.output
     wrong = runner.invoke(app, ["map", str(source), "--target", "OMOP", "--store", folder,
                                 "--filter", "domain", "-o", str(out)])
     assert wrong.exit_code == 2 and "key=value" in wrong.output
