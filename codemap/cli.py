@@ -105,6 +105,9 @@ def map_command(
     standard_only: bool = StandardOnlyOption,
     lang: Optional[List[str]] = LangOption,
     store: Optional[Path] = StoreOption,
+    source_lang: Optional[str] = typer.Option(None, "--source-lang",
+                                              help="Language of the code list (ISO 639-1, e.g. de) "
+                                                   "[default: detected from its texts]."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
@@ -133,6 +136,7 @@ def map_command(
         memory=memory,
         vocab_filter=VocabFilter.from_options(filters, standard_only, lang),
         store_dir=store,
+        source_lang=source_lang,
     )
     result = map_codes(config)
     started = time.perf_counter()

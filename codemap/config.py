@@ -116,6 +116,7 @@ class MapConfig:
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None  # vocabulary store; <cache_dir>/store when None
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
+    source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
 from .index import load_or_build_index
 from .labs import add_loinc_axes, lab_scorers
+from .language import LanguageGuess, source_language
 from .lexical import load_or_build_lexical
 from .rank import rank_hybrid
 from .readers import SourceTable, read_code_list
@@ -41,6 +42,7 @@ class MapResult:
     encoder_id: str
     run: dict = field(default_factory=dict)  # resolved settings and counts, for the run sheet
     timings: dict = field(default_factory=dict)
+    language: LanguageGuess | None = None  # of the source texts, detected or given
 
 
 def map_codes(config: MapConfig) -> MapResult:
@@ -57,6 +59,7 @@ def map_codes(config: MapConfig) -> MapResult:
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     t_index = time.perf_counter()
     texts = source.texts
+    language = source_language(texts, config.source_lang)
     queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
@@ -95,6 +98,7 @@ def map_codes(config: MapConfig) -> MapResult:
         "top_k": config.rank.top_k,
         "ranking": f"{config.rank.method} ({config.rank.fusion}), evidence: "
                    f"{', '.join(s.name for s in scorers) or 'none'}",
+        "source_language": language.describe(),
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
         "index_cache": "hit" if index.cache_hit else "built",
@@ -102,7 +106,7 @@ def map_codes(config: MapConfig) -> MapResult:
     }
     if config.memory is not None:
         run.update(memory=str(config.memory), memory_sources=remembered)
-    return MapResult(candidates, source, vocab, encoder.info.id, run, timings)
+    return MapResult(candidates, source, vocab, encoder.info.id, run, timings, language)
 
 
 def evaluate_gold(config: EvalConfig) -> dict:
