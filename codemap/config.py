@@ -23,6 +23,24 @@ class VocabFilter:
     standard_only: bool = False  # keep concepts whose status is "active" (OMOP standard)
     langs: tuple[str, ...] = ()  # keep names in these languages ("de" also keeps "de-AT")
 
+    @classmethod
+    def from_options(cls, filters: list[str] | None = None, standard_only: bool = False,
+                     langs: list[str] | None = None) -> "VocabFilter":
+        """From the CLI's repeated `--filter key=value`, `--standard-only` and `--lang` options.
+
+        Raises CodemapError for a `--filter` without `key=value`.
+        """
+        from .errors import CodemapError
+
+        pairs = []
+        for item in filters or ():
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise CodemapError(f"--filter {item!r}: use key=value, e.g. --filter class=CHEM")
+            pairs.append((key.strip(), value.strip()))
+        return cls(attributes=tuple(pairs), standard_only=standard_only,
+                   langs=tuple(x.strip() for x in langs or () if x.strip()))
+
     @property
     def active(self) -> bool:
         return bool(self.attributes or self.standard_only or self.langs)
