@@ -12,13 +12,15 @@ from typing import List, Optional
 
 import typer
 
-from .config import EncoderConfig, EvalConfig, MapConfig, RankConfig, ReadOptions, default_cache_dir
+from .config import (EncoderConfig, EvalConfig, MapConfig, RankConfig, ReadOptions, VocabFilter,
+                     default_cache_dir)
 from .errors import CodemapError
 
 app = typer.Typer(help="Map local lab, procedure and medication codes onto standard vocabularies.",
                   no_args_is_help=True, pretty_exceptions_show_locals=False,
                   add_completion=False)
-vocab_app = typer.Typer(help="List the vocabularies codemap can map onto.", no_args_is_help=True)
+vocab_app = typer.Typer(help="Import, list, show and remove the vocabularies codemap maps onto.",
+                        no_args_is_help=True)
 app.add_typer(vocab_app, name="vocab")
 
 
@@ -50,6 +52,16 @@ BatchOption = typer.Option(EncoderConfig.batch_size, "--batch-size", min=1, help
 DeviceOption = typer.Option(EncoderConfig.device, "--device", help="auto, cpu or cuda.")
 TextColOption = typer.Option(None, "--text-col",
                              help="Column holding the text to map; repeat to join several.")
+StoreOption = typer.Option(None, "--store", help="Vocabulary store folder [default: "
+                                                 "<cache dir>/store].")
+FilterOption = typer.Option(None, "--filter",
+                            help="Keep target concepts whose attribute has this value, as "
+                                 "key=value (e.g. class=CHEM, domain=Measurement); repeat: values "
+                                 "of one key are alternatives, different keys must all hold.")
+StandardOnlyOption = typer.Option(False, "--standard-only",
+                                  help="Keep only standard (active) target concepts.")
+LangOption = typer.Option(None, "--lang", help="Keep target names in this language (de also "
+                                               "keeps de-AT); repeat for several.")
 
 
 def _setup_logging(verbose: bool, quiet: bool) -> None:
@@ -89,12 +101,20 @@ def map_command(
     memory: Optional[Path] = typer.Option(None, "--memory",
                                           help="Mapping memory (.db): pre-fill sources reviewed "
                                                "before; written by `codemap apply --memory`."),
+    filters: Optional[List[str]] = FilterOption,
+    standard_only: bool = StandardOnlyOption,
+    lang: Optional[List[str]] = LangOption,
+    store: Optional[Path] = StoreOption,
+    source_lang: Optional[str] = typer.Option(None, "--source-lang",
+                                              help="Language of the code list (ISO 639-1, e.g. de) "
+                                                   "[default: detected from its texts]."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
     """Rank target concepts for every row of a code list and write them for review.
 
     Example: codemap map examples/labs.xlsx --target LOINC
+    (or, on an imported release: --target LOINC --filter class=CHEM --lang de)
     """
     from .pipeline import map_codes
     from .summary import print_map_summary
@@ -114,6 +134,9 @@ def map_command(
         cache_dir=cache_dir or default_cache_dir(),
         progress=not quiet and sys.stderr.isatty(),
         memory=memory,
+        vocab_filter=VocabFilter.from_options(filters, standard_only, lang),
+        store_dir=store,
+        source_lang=source_lang,
     )
     result = map_codes(config)
     started = time.perf_counter()
@@ -134,6 +157,10 @@ def eval_command(
     batch_size: int = BatchOption,
     device: str = DeviceOption,
     cache_dir: Optional[Path] = CacheOption,
+    filters: Optional[List[str]] = FilterOption,
+    standard_only: bool = StandardOnlyOption,
+    lang: Optional[List[str]] = LangOption,
+    store: Optional[Path] = StoreOption,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Measure acc@1/5/10 and MRR of the ranking on gold (query, code) pairs.
@@ -150,7 +177,9 @@ def eval_command(
                         text_cols=tuple(text_col or ()),
                         encoder=EncoderConfig(model=model, batch_size=batch_size, device=device),
                         cache_dir=cache_dir or default_cache_dir(),
-                        progress=not quiet and sys.stderr.isatty())
+                        progress=not quiet and sys.stderr.isatty(),
+                        vocab_filter=VocabFilter.from_options(filters, standard_only, lang),
+                        store_dir=store)
     print_eval_table(evaluate_gold(config))
 
 
@@ -217,19 +246,120 @@ def apply_command(
                f"({c['automatic']} automatic, {c['typed']} typed by a reviewer) → {output}")
 
 
+class VocabFormat(str, Enum):
+    loinc = "loinc"
+    omop = "omop"
+    umls = "umls"
+    snomed = "snomed"
+    rxnorm = "rxnorm"
+    icd10cm = "icd10cm"
+    obo = "obo"
+    table = "table"
+
+
+@vocab_app.command("import")
+@user_errors
+def vocab_import_command(
+    fmt: VocabFormat = typer.Argument(..., metavar="FORMAT", help="Publisher format."),
+    path: Path = typer.Argument(..., help="The release as shipped: file, folder or zip."),
+    name: Optional[str] = typer.Option(None, "--name", help="Name in the store [default: the "
+                                                            "format's, e.g. LOINC, OMOP, HP]."),
+    version: Optional[str] = typer.Option(None, "--version", help="Release label [default: read "
+                                                                  "from the files]."),
+    vocabulary: Optional[List[str]] = typer.Option(None, "--vocabulary",
+                                                   help="omop: keep this vocabulary_id; repeat."),
+    domain: Optional[List[str]] = typer.Option(None, "--domain", help="omop: keep this domain_id; "
+                                                                      "repeat."),
+    concept_class: Optional[List[str]] = typer.Option(None, "--concept-class",
+                                                      help="omop: keep this concept_class_id; "
+                                                           "repeat."),
+    standard_only: bool = typer.Option(False, "--standard-only",
+                                       help="omop: standard concepts only."),
+    valid_only: bool = typer.Option(False, "--valid-only",
+                                    help="omop: drop concepts with an invalid_reason."),
+    sab: Optional[List[str]] = typer.Option(None, "--sab", help="umls/rxnorm: keep this source "
+                                                                "(SAB); repeat."),
+    lang: Optional[List[str]] = typer.Option(None, "--lang", help="Keep names in this language "
+                                                                  "(umls: ENG, GER…; loinc: de); "
+                                                                  "repeat."),
+    store: Optional[Path] = StoreOption,
+) -> None:
+    """Import a vocabulary release into the store (replacing an older one of the same name).
+
+    Example: codemap vocab import omop ./athena/ --vocabulary LOINC --standard-only
+    """
+    from .store import ImportOptions, VocabStore
+
+    _setup_logging(False, False)
+    options = ImportOptions(name=name, version=version, vocabularies=tuple(vocabulary or ()),
+                            sabs=tuple(sab or ()), langs=tuple(lang or ()),
+                            domains=tuple(domain or ()),
+                            concept_classes=tuple(concept_class or ()),
+                            standard_only=standard_only, valid_only=valid_only)
+    stored = VocabStore(store).import_files(fmt.value, path, options)
+    m = stored.meta
+    typer.echo(f"{stored.name}\t{stored.version}\t{m['concepts']:,} concepts\t{m['names']:,} names"
+               f"\t{m['relations']:,} relations → {stored.path}")
+
+
 @vocab_app.command("list")
 @user_errors
-def vocab_list_command() -> None:
-    """List the vocabularies available as --target.
+def vocab_list_command(store: Optional[Path] = StoreOption) -> None:
+    """List the vocabularies available as --target: built in and imported into the store.
 
     Example: codemap vocab list
     """
+    from .store import VocabStore
     from .vocab import BUILTIN_VOCABULARIES
 
     for name, load in sorted(BUILTIN_VOCABULARIES.items()):
         vocab = load()
         typer.echo(f"{name}\t{vocab.version}\t{len(vocab.concepts):,} concepts\t"
                    f"{len(vocab.names):,} names\tbuilt in")
+    for stored in VocabStore(store).list():
+        m = stored.meta
+        typer.echo(f"{stored.name}\t{stored.version}\t{m.get('concepts', 0):,} concepts\t"
+                   f"{m.get('names', 0):,} names\t{m.get('format', '')} in {stored.path}")
+
+
+@vocab_app.command("show")
+@user_errors
+def vocab_show_command(
+    name: str = typer.Argument(..., help="Vocabulary name in the store."),
+    code: Optional[str] = typer.Argument(None, help="A concept code: show its names and relations."),
+    store: Optional[Path] = StoreOption,
+) -> None:
+    """Show an imported vocabulary's release, sources and counts, or one of its concepts.
+
+    Example: codemap vocab show LOINC 2345-7
+    """
+    import json
+
+    from .store import VocabStore
+
+    shown = VocabStore(store).show(name, code)
+    if code is None:
+        typer.echo(json.dumps(shown, indent=2, ensure_ascii=False))
+        return
+    for key, value in shown["concept"].items():
+        typer.echo(f"{key}: {value}")
+    typer.echo("names:")
+    typer.echo(shown["names"].to_string(index=False))
+    typer.echo("relations:")
+    typer.echo(shown["relations"].to_string(index=False))
+
+
+@vocab_app.command("rm")
+@user_errors
+def vocab_rm_command(name: str = typer.Argument(..., help="Vocabulary name in the store."),
+                     store: Optional[Path] = StoreOption) -> None:
+    """Remove a vocabulary from the store.
+
+    Example: codemap vocab rm OMOP
+    """
+    from .store import VocabStore
+
+    typer.echo(f"removed {VocabStore(store).remove(name)}")
 
 
 def main() -> None:

@@ -23,6 +23,24 @@ class VocabFilter:
     standard_only: bool = False  # keep concepts whose status is "active" (OMOP standard)
     langs: tuple[str, ...] = ()  # keep names in these languages ("de" also keeps "de-AT")
 
+    @classmethod
+    def from_options(cls, filters: list[str] | None = None, standard_only: bool = False,
+                     langs: list[str] | None = None) -> "VocabFilter":
+        """From the CLI's repeated `--filter key=value`, `--standard-only` and `--lang` options.
+
+        Raises CodemapError for a `--filter` without `key=value`.
+        """
+        from .errors import CodemapError
+
+        pairs = []
+        for item in filters or ():
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise CodemapError(f"--filter {item!r}: use key=value, e.g. --filter class=CHEM")
+            pairs.append((key.strip(), value.strip()))
+        return cls(attributes=tuple(pairs), standard_only=standard_only,
+                   langs=tuple(x.strip() for x in langs or () if x.strip()))
+
     @property
     def active(self) -> bool:
         return bool(self.attributes or self.standard_only or self.langs)
@@ -56,13 +74,21 @@ class EncoderConfig:
 
 
 @dataclass(frozen=True)
+class IndexConfig:
+    """How a vocabulary's name vectors are searched."""
+
+    # Above this many names an approximate IVF index replaces exact search: exact search costs
+    # names × queries; IVF scans nprobe/nlist of it (recall@10 in benchmarks/scale.py, README).
+    approximate_above: int = 200_000
+    nprobe: int = 32  # IVF lists scanned per query
+    float16: bool = False  # keep the vectors as float16 in memory (half the RAM, same ranking)
+
+
+@dataclass(frozen=True)
 class RankConfig:
     """How search hits become candidates."""
 
     top_k: int = 10
-    # Names fetched per wanted candidate before collapsing to distinct concepts: a concept with
-    # many near-identical names would otherwise crowd the others out of the top-k.
-    names_per_candidate: int = 5
     # Hybrid ranking (codemap.rank.rank_hybrid): which scores rank, how they are fused, and how
     # many fused candidates per row the evidence scorers look at.
     method: str = "hybrid"  # "encoder", "lexical" or "hybrid"
@@ -72,6 +98,7 @@ class RankConfig:
     pool: int = 50
     unit_evidence: bool = True
     specimen_evidence: bool = True
+    drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
 
 
@@ -89,6 +116,7 @@ class MapConfig:
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None  # vocabulary store; <cache_dir>/store when None
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
+    source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,13 @@ def strengths_agree(source: Strength, concept: Strength) -> bool:
     """
     if source.unit == concept.unit and source.unit != "%":
         return _close(source.value, concept.value)
+    if source.unit and concept.unit == f"{source.unit}/ACTUAT":
+        # An inhaler's or spray's amount is per actuation ("Astelin 137mcg" ~ 0.137 MG/ACTUAT).
+        return _close(source.value, concept.value)
+    if {source.unit, concept.unit} == {"MG/MG", "MG/ML"}:
+        # RxNorm writes creams and gels in mg/g as MG/ML (density taken as 1 g/mL).
+        scale = 1000.0 if source.unit == "MG/MG" else 0.001
+        return _close(source.value * scale, concept.value)
     if source.unit == "%":
         return ((concept.unit.endswith("/ML") and _close(source.value * 10, concept.value))
                 or (concept.unit == "MG/MG" and _close(source.value / 100, concept.value))
@@ -128,6 +135,8 @@ def strengths_agree(source: Strength, concept: Strength) -> bool:
 def strength_comparable(source: Strength, concept: Strength) -> bool:
     """Whether the two are in the same dimension, so disagreement is a contradiction."""
     if source.unit == "" or concept.unit == "":
+        return True
+    if {source.unit, concept.unit} == {"MG/MG", "MG/ML"}:
         return True
     if source.unit == "%":
         return concept.unit.endswith("/ML") or concept.unit in {"MG/MG", "%"}
@@ -212,8 +221,10 @@ _NOISE_WORDS = {
     "drug", "replacement", "given", "or", "x", "ns", "pm", "soln", "solution", "drops", "drop",
     "sub", "q", "hour", "hr", "release", "immediate", "oncology", "critical", "care", "non",
     "formulary", "per", "dose", "inhalation", "desensitization", "sugar", "free", "sf",
-    "disposable", "fortified", "diagnostic", "depot", "breath", "activated", "day", "days",
+    "disposable", "fortified", "pack", "gtt", "gtts", "diagnostic", "depot", "breath", "activated", "day", "days",
 }
+# Words after a bare number that make it a count of items, not a strength ("Combigan 1 Drop").
+_COUNT_WORDS = {"drop", "drops", "gtt", "gtts", "ea", "each", "pack", "packet", "piece", "pieces"}
 _GREEK = {"alpha": "alfa"}
 
 
@@ -229,6 +240,9 @@ _TOKEN = re.compile(rf"(?P<num>{_NUMBER})|(?P<pct>%)|(?P<word>[A-Za-zµ][A-Za-z�
 _TYPO_O = re.compile(r"(?<=\d)[oO](?=\s|$|[A-Za-z]{1,3}\b|[/\-])")
 _BRACKET = re.compile(r"\[([^\]]+)\]\s*$")
 _PACK = re.compile(r"^\{(.*)\}\s*(pack|kit)\b", re.IGNORECASE)
+# Counts, not strengths: a bare number in parentheses ("Cryselle (28)", "Emend 125 mg (1)") is a
+# pack or dose count, and "x 2" a number of items.
+_COUNTS = re.compile(r"\(\s*\d+\s*\)|(?<![\w.])[xX]\s*\d+\b(?!\s*[%A-Za-zµ.])")
 _QUANT_PREFIX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s+(ML|ACTUAT|HR|DAY|MG|UNT)\s+(?=[A-Za-z{])")
 
 
@@ -275,8 +289,13 @@ def parse_drug(text: str, *, concept: bool = False) -> DrugParse:
     if concept:
         ingredients = _concept_ingredients(body, dose_form)
     body = _TYPO_O.sub("0", body.replace("<", " ").replace(">", " ").replace("*", " "))
+    body = _COUNTS.sub(" ", body)
     tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(body)]
     strengths, volumes, used = _scan_strengths(tokens)
+    if concept:
+        # RxNorm writes every strength with its unit: a bare number belongs to a name
+        # ("Vitamin B 12", "Polyethylene Glycol 400", "interferon beta-1b").
+        strengths = [s for s in strengths if s.unit]
     if quantity is None and volumes:
         quantity = volumes[0]
     words, forms = [], set()
@@ -323,6 +342,16 @@ def _concept_ingredients(body: str, dose_form: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _denominator(word: str | None, counted: bool) -> bool:
+    """Whether a written unit can be a strength's denominator: a volume, actuation, time, or a
+    mass ("mg/g", "MG/MG"); but a mass under a gram with its own number ("5mcg/1mg") makes two
+    strengths, not a ratio."""
+    found = canonical_unit(word) if word and word != "%" else None
+    if not found or found[1] not in _DENOMINATOR_UNITS:
+        return False
+    return found[1] != "MG" or found[0] >= 1000 or not counted
+
+
 def _scan_strengths(tokens: list[tuple[str, str]]) -> tuple[list[Strength], list[Strength], set[int]]:
     """Find strength expressions in the token stream.
 
@@ -358,10 +387,7 @@ def _scan_strengths(tokens: list[tuple[str, str]]) -> tuple[list[Strength], list
             if i < n and tokens[i][0] == "sep" and tokens[i][1] in "-/" and i + 1 < n \
                     and tokens[i + 1][0] == "num":
                 # "mg/2 mL" is a ratio, not another item: stop the list there.
-                follow = unit_at(i + 2)
-                follow_unit = canonical_unit(follow) if follow and follow != "%" else None
-                if tokens[i][1] == "/" and unit and unit != "%" and follow_unit \
-                        and follow_unit[1] in _DENOMINATOR_UNITS:
+                if tokens[i][1] == "/" and unit and unit != "%" and _denominator(unit_at(i + 2), True):
                     break
                 i += 1
                 continue
@@ -382,14 +408,14 @@ def _scan_strengths(tokens: list[tuple[str, str]]) -> tuple[list[Strength], list
             if tokens[j][0] == "num":
                 count, j = float(tokens[j][1].replace(",", "")), j + 1
             den = unit_at(j)
-            den_unit = canonical_unit(den) if den and den != "%" else None
-            if den_unit and den_unit[1] in _DENOMINATOR_UNITS and count > 0:
+            if _denominator(den, j > i + 2) and count > 0:
                 denominator = (count, den)
                 i = j + 1
         # Items without their own unit share the last one given ("600-200-300 mg").
         shared = next((u for _, u in reversed(items) if u), None)
         text = " ".join(v for _, v in tokens[start:i])
-        counted = i < n and tokens[i][0] == "word" and tokens[i][1].lower() in _FORM_WORDS
+        counted = i < n and tokens[i][0] == "word" and (tokens[i][1].lower() in _FORM_WORDS
+                                                        or tokens[i][1].lower() in _COUNT_WORDS)
         for value, unit in items:
             unit = unit or shared
             if not unit and (counted or value == 0):

@@ -4,7 +4,12 @@ An evidence scorer looks at one source row's fields (`text`, `unit`, `specimen`,
 any other column of the code list) and one candidate concept's attributes (the vocabulary's concept
 row: `code`, `name`, `property`, `system`, `class`…) and returns a score adjustment plus a short
 explanation. Lab evidence (`codemap.labs`) is one set of scorers; drug evidence plugs in the same
-way. Ranking adds the adjustments to the fused name score and writes the reasons to `explanation`.
+way (`codemap.drug_agreement`). Ranking adds the adjustments to the fused name score, orders
+candidates by the sum of the evidence tiers first (hard guarantees, e.g. "a contradicting strength
+never outranks an agreeing one") and then by that score, and writes the reasons to `explanation`.
+
+A scorer may also offer extra candidates for a row (`candidates(row) -> set of concept codes`):
+concepts the name indexes may miss but the domain knows are relevant (a brand's products).
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ class Evidence:
     adjust: float = 0.0
     reason: str = ""
     contradicts: bool = False  # the candidate cannot be right (e.g. property contradicts unit)
+    tier: int = 0  # sorted before the score: a higher tier sum always ranks above a lower one
 
 
 NO_EVIDENCE = Evidence()
@@ -33,13 +39,25 @@ class EvidenceScorer(Protocol):
 
 
 def weigh(scorers: Sequence[EvidenceScorer], row: Mapping[str, str],
-          concept: Mapping[str, object]) -> tuple[float, list[str], bool]:
-    """Sum of the scorers' adjustments, their reasons, and whether any contradicts the candidate."""
-    total, reasons, contradicted = 0.0, [], False
+          concept: Mapping[str, object]) -> tuple[float, list[str], bool, int]:
+    """Sum of the scorers' adjustments, their reasons, whether any contradicts the candidate, and
+    the sum of their tiers."""
+    total, reasons, contradicted, tier = 0.0, [], False, 0
     for scorer in scorers:
         found = scorer.score(row, concept)
         total += found.adjust
+        tier += found.tier
         contradicted |= found.contradicts
         if found.reason:
             reasons.append(f"{found.reason} ({found.adjust:+.2f})" if found.adjust else found.reason)
-    return total, reasons, contradicted
+    return total, reasons, contradicted, tier
+
+
+def extra_candidates(scorers: Sequence[EvidenceScorer], row: Mapping[str, str]) -> set:
+    """Concept codes the scorers offer for this row beyond the name indexes' pool."""
+    found: set = set()
+    for scorer in scorers:
+        offer = getattr(scorer, "candidates", None)
+        if offer is not None:
+            found |= offer(row)
+    return found

@@ -57,13 +57,16 @@ def load_or_build_lexical(vocab: Vocabulary, cache_dir: Path) -> LexicalIndex:
     folder = Path(cache_dir) / "lexical" / f"{vocab.id}-{key}"
     names = [normalize_text(n) for n in vocab.names["name"]]
     if (folder / "manifest.json").exists():
-        terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
-        vectorizer = _vectorizer({t: i for i, t in enumerate(terms)})
-        vectorizer.fit(names[:1] or [""])  # sets up the analyzer; IDF restored below
-        vectorizer.idf_ = np.load(folder / "idf.npy")
-        matrix = sp.load_npz(folder / "matrix.npz").tocsr()
-        if matrix.shape[0] == len(names):
-            return LexicalIndex(vectorizer, matrix, folder)
+        try:
+            terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
+            vectorizer = _vectorizer({t: i for i, t in enumerate(terms)})
+            vectorizer.fit(names[:1] or [""])  # sets up the analyzer; IDF restored below
+            vectorizer.idf_ = np.load(folder / "idf.npy", allow_pickle=False)
+            matrix = sp.load_npz(folder / "matrix.npz").tocsr()  # load_npz never unpickles
+            if matrix.shape == (len(names), len(terms)):
+                return LexicalIndex(vectorizer, matrix, folder)
+        except (OSError, ValueError, KeyError, EOFError):
+            pass  # a damaged cache file: rebuilt below
         log.warning("lexical cache %s does not match the vocabulary; rebuilding", folder)
     vectorizer = _vectorizer()
     matrix = vectorizer.fit_transform(names).tocsr()

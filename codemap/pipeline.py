@@ -15,12 +15,13 @@ import pandas as pd
 
 from . import __version__
 from .config import EvalConfig, MapConfig, RankConfig, ReadOptions
-from .drug_agreement import is_drug_vocabulary, rank_drug_candidates
+from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .encoder import Encoder
 from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
 from .index import load_or_build_index
 from .labs import add_loinc_axes, lab_scorers
+from .language import LanguageGuess, source_language
 from .lexical import load_or_build_lexical
 from .rank import rank_hybrid
 from .readers import SourceTable, read_code_list
@@ -41,6 +42,7 @@ class MapResult:
     encoder_id: str
     run: dict = field(default_factory=dict)  # resolved settings and counts, for the run sheet
     timings: dict = field(default_factory=dict)
+    language: LanguageGuess | None = None  # of the source texts, detected or given
 
 
 def map_codes(config: MapConfig) -> MapResult:
@@ -57,14 +59,12 @@ def map_codes(config: MapConfig) -> MapResult:
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     t_index = time.perf_counter()
     texts = source.texts
+    language = source_language(texts, config.source_lang)
     queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
-    if is_drug_vocabulary(vocab):
-        found = rank_drug_candidates(index, vocab, queries, texts, config.rank.top_k)
-    else:
-        with_axes(vocab)
-        lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
-        scorers = lab_scorers(config.rank.unit_evidence, config.rank.specimen_evidence)
-        found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
+    with_axes(vocab)
+    lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
+    scorers = evidence_scorers(vocab, config.rank)
+    found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
     remembered = 0
@@ -96,9 +96,9 @@ def map_codes(config: MapConfig) -> MapResult:
         "pooling": encoder.info.pooling.value,
         "max_length": encoder.info.max_length,
         "top_k": config.rank.top_k,
-        "ranking": f"{config.rank.method} ({config.rank.fusion}), unit evidence "
-                   f"{config.rank.unit_evidence}, specimen evidence {config.rank.specimen_evidence}",
-        "drug_aware": is_drug_vocabulary(vocab),
+        "ranking": f"{config.rank.method} ({config.rank.fusion}), evidence: "
+                   f"{', '.join(s.name for s in scorers) or 'none'}",
+        "source_language": language.describe(),
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
         "index_cache": "hit" if index.cache_hit else "built",
@@ -106,7 +106,7 @@ def map_codes(config: MapConfig) -> MapResult:
     }
     if config.memory is not None:
         run.update(memory=str(config.memory), memory_sources=remembered)
-    return MapResult(candidates, source, vocab, encoder.info.id, run, timings)
+    return MapResult(candidates, source, vocab, encoder.info.id, run, timings, language)
 
 
 def evaluate_gold(config: EvalConfig) -> dict:
@@ -130,24 +130,30 @@ def evaluate_gold(config: EvalConfig) -> dict:
     encoder = Encoder.load(config.encoder, config.cache_dir)
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     queries = encoder.encode(texts, progress=config.progress, desc="embedding queries")
-    rows = [row_fields(source)[i] for i in keep]
+    fields = row_fields(source)
+    rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir)
     scores = {}
-    for method, rank in eval_methods(config.rank).items():
-        found = rank_hybrid(index, lexical, vocab, queries, rows,
-                            lab_scorers(rank.unit_evidence, rank.specimen_evidence), rank)
+    for method, rank in eval_methods(config.rank, drugs=is_drug_vocabulary(vocab)).items():
+        found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
         scores[method] = score_ranks(gold_ranks(found, gold))
-    if is_drug_vocabulary(vocab):
-        drugs = rank_drug_candidates(index, vocab, queries, texts, config.rank.top_k)
-        scores["encoder+drugs"] = score_ranks(gold_ranks(drugs, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
 
 
-def eval_methods(base: RankConfig) -> dict[str, RankConfig]:
-    """The rankings `codemap eval` compares side by side: each alone, fused, and ablations."""
-    plain = replace(base, unit_evidence=False, specimen_evidence=False)
+def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
+    """The rankings `codemap eval` compares side by side: each alone, fused, and ablations of the
+    target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
+    plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False)
+    if drugs:
+        return {
+            "encoder": replace(plain, method="encoder"),
+            "lexical": replace(plain, method="lexical"),
+            "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
+            "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
+            "hybrid + drug evidence": replace(plain, method="hybrid", drug_evidence=True),
+        }
     return {
         "encoder": replace(plain, method="encoder"),
         "lexical": replace(plain, method="lexical"),
@@ -157,6 +163,13 @@ def eval_methods(base: RankConfig) -> dict[str, RankConfig]:
         "hybrid + specimen": replace(plain, method="hybrid", specimen_evidence=True),
         "hybrid (all evidence)": replace(base, method="hybrid"),
     }
+
+
+def evidence_scorers(vocab: Vocabulary, rank: RankConfig) -> list:
+    """The evidence scorers for the target's domain, as switched on in `rank`."""
+    if is_drug_vocabulary(vocab):
+        return drug_scorers(vocab.concepts) if rank.drug_evidence else []
+    return lab_scorers(rank.unit_evidence, rank.specimen_evidence)
 
 
 def row_fields(source: SourceTable) -> list[dict]:

@@ -1,5 +1,5 @@
-"""Search hits → candidates: the top-k distinct concepts per source row, each scored by its best
-name."""
+"""Ranking: the top-k distinct concepts per source row, each scored by its best name (embedding
+and/or lexical), then re-scored by domain evidence (lab or drug scorers)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,51 +12,6 @@ from .index import NameIndex
 from .vocab import Vocabulary
 
 CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_name", "score"]
-
-
-def rank_candidates(index: NameIndex, vocab: Vocabulary, queries: np.ndarray,
-                    config: RankConfig = RankConfig()) -> pd.DataFrame:
-    """Rank concepts for each query vector.
-
-    Returns one row per (query, candidate): `query` (the query's position), `rank` (1-based),
-    `target_code`, `target_name` (preferred name), `matched_name` (the name that scored) and
-    `score` (cosine similarity of the best name).
-    """
-    codes = vocab.names["code"].to_numpy()
-    names = vocab.names["name"].to_numpy()
-    preferred = dict(zip(vocab.concepts["code"], vocab.concepts["name"]))
-    fetch = config.top_k * config.names_per_candidate
-    scores, hits = index.search(queries, fetch)
-    rows: list[tuple] = []
-    for q in range(len(queries)):
-        picked = _distinct(codes, scores[q], hits[q], config.top_k)
-        if len(picked) < config.top_k and hits.shape[1] < index.faiss_index.ntotal:
-            # Many names of the same few concepts filled the fetch: search this query deeper.
-            more_scores, more_hits = index.search(queries[q:q + 1], index.faiss_index.ntotal)
-            picked = _distinct(codes, more_scores[0], more_hits[0], config.top_k)
-        for rank, (code, row, score) in enumerate(picked, start=1):
-            rows.append((q, rank, code, preferred.get(code, names[row]), names[row], round(float(score), 4)))
-    return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
-
-
-def _distinct(codes: np.ndarray, scores: np.ndarray, hits: np.ndarray, k: int) -> list[tuple]:
-    """The first k distinct concepts among hits sorted by score (a concept's best name wins)."""
-    seen: set = set()
-    picked = []
-    for score, row in zip(scores, hits):
-        if row < 0:
-            break
-        code = codes[row]
-        if code in seen:
-            continue
-        seen.add(code)
-        picked.append((code, int(row), score))
-        if len(picked) == k:
-            break
-    return picked
-
-
-# --- hybrid ranking: embedding + lexical scores fused, then re-scored by domain evidence ---------
 
 HYBRID_COLUMNS = CANDIDATE_COLUMNS + ["encoder_score", "lexical_score", "explanation"]
 QUERY_CHUNK = 256  # queries scored at once: bounds the dense (queries × names) matrices
@@ -91,6 +46,7 @@ class _ConceptLayout:
     order: np.ndarray  # name rows sorted by concept number
     starts: np.ndarray  # first position of each concept in `order`
     concept_codes: np.ndarray  # code per concept number, in vocab.concepts order
+    number_of: dict  # code → concept number
 
     @staticmethod
     def of(vocab: Vocabulary) -> "_ConceptLayout":
@@ -102,7 +58,11 @@ class _ConceptLayout:
         of_name = of_name.astype(np.int64)
         order = np.argsort(of_name, kind="stable")
         starts = np.searchsorted(of_name[order], np.arange(len(codes)))
-        return _ConceptLayout(order, starts, codes)
+        return _ConceptLayout(order, starts, codes, {code: i for i, code in enumerate(codes)})
+
+    def numbers(self, codes) -> np.ndarray:
+        """Concept numbers of the given codes (unknown codes skipped)."""
+        return np.array([self.number_of[c] for c in codes if c in self.number_of], dtype=np.int64)
 
 
 def _name_scores(index, lexical, queries, rows, config):
@@ -128,7 +88,7 @@ def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
 
 
 def _rank_chunk(enc, lex, layout, attributes, rows, offset, scorers, config, vocab):
-    from .evidence import weigh
+    from .evidence import extra_candidates, weigh
 
     reduce = lambda m: None if m is None else np.maximum.reduceat(m[:, layout.order], layout.starts, axis=1)
     enc_c, lex_c = reduce(enc), reduce(lex)
@@ -139,14 +99,15 @@ def _rank_chunk(enc, lex, layout, attributes, rows, offset, scorers, config, voc
     pool = min(max(config.pool, config.top_k), fused.shape[1])
     for q in range(fused.shape[0]):
         top = np.argpartition(-fused[q], pool - 1)[:pool]
+        extra = layout.numbers(extra_candidates(scorers, rows[q]))
         scored = []
-        for c in top:
-            adjust, reasons, contradicted = weigh(scorers, rows[q], attributes[c])
+        for c in np.union1d(top, extra):
+            adjust, reasons, contradicted, tier = weigh(scorers, rows[q], attributes[c])
             if contradicted and config.hide_contradicted:
                 continue
-            scored.append((float(fused[q, c]) + adjust, c, reasons))
-        scored.sort(key=lambda item: -item[0])
-        for rank, (score, c, reasons) in enumerate(scored[:config.top_k], start=1):
+            scored.append((tier, float(fused[q, c]) + adjust, c, reasons))
+        scored.sort(key=lambda item: (-item[0], -item[1]))
+        for rank, (_, score, c, reasons) in enumerate(scored[:config.top_k], start=1):
             name_rows = layout.order[bounds[c]:bounds[c + 1]]
             per_name = sum(m[q, name_rows] for m in (enc, lex) if m is not None)
             best = name_rows[int(np.argmax(per_name))]

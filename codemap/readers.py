@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import re
 import unicodedata
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,10 +20,16 @@ import pandas as pd
 from .config import ReadOptions
 from .errors import CodemapError
 
+log = logging.getLogger(__name__)
+
 WORKBOOK_SUFFIXES = {".xlsx", ".xlsm", ".xls", ".ods"}
 TEXT_SUFFIXES = {".csv", ".tsv", ".txt", ".tab"}
 _SNIFF_BYTES = 1 << 16
 _DELIMITERS = ",;\t|"
+# Control characters other than tab/newline/carriage return: text exports do not contain them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an encrypted .xlsx is an OLE2 container
+_MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2}) 00:00:00$")
 
 
 def read_table(path: str | Path, sheet: str | None = None, encoding: str | None = None) -> pd.DataFrame:
@@ -49,6 +57,11 @@ def read_table(path: str | Path, sheet: str | None = None, encoding: str | None 
 def _read_workbook(path: Path, sheet: str | None) -> pd.DataFrame:
     from python_calamine import CalamineWorkbook  # imported here: only workbook inputs need it
 
+    if path.suffix.lower() in {".xlsx", ".xlsm"}:
+        with open(path, "rb") as handle:
+            if handle.read(8) == _OLE2_MAGIC:
+                raise CodemapError(f"{path}: the workbook is password-protected (encrypted); save an "
+                                   f"unprotected copy from Excel and map that")
     try:
         workbook = CalamineWorkbook.from_path(str(path))
     except Exception as exc:  # calamine raises its own error types for every unreadable file
@@ -67,7 +80,8 @@ def _read_workbook(path: Path, sheet: str | None) -> pd.DataFrame:
         raise CodemapError(f"{path}: sheet {sheet!r} could not be read ({_first_line(exc)})") from None
     if frame.empty and len(frame.columns) == 0:
         raise CodemapError(f"{path}: sheet {sheet!r} is empty")
-    return frame.fillna("").astype(str)
+    # A code typed as a date in Excel reads as a datetime: write it back the way Excel showed it.
+    return frame.fillna("").astype(str).apply(lambda col: col.str.replace(_MIDNIGHT, r"\1", regex=True))
 
 
 def _read_delimited(path: Path, encoding: str | None) -> pd.DataFrame:
@@ -78,13 +92,26 @@ def _read_delimited(path: Path, encoding: str | None) -> pd.DataFrame:
         raise CodemapError(f"{path}: looks like a binary file, not CSV/TSV text (is it a workbook "
                            f"with the wrong extension?)")
     text = _decode(path, raw, encoding)
+    if len(_CONTROL.findall(text[:_SNIFF_BYTES])) > 0.01 * min(len(text), _SNIFF_BYTES):
+        raise CodemapError(f"{path}: looks like a binary file, not CSV/TSV text (is it a workbook "
+                           f"with the wrong extension?)")
     delimiter = _sniff_delimiter(path, text)
     try:
-        frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False,
-                            na_filter=False, quotechar='"', skip_blank_lines=True)
+        with warnings.catch_warnings():
+            # index_col=False: a row longer than the header must not turn column 1 into an index.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            return pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False,
+                               na_filter=False, quotechar='"', skip_blank_lines=True, index_col=False)
+    except pd.errors.ParserWarning:
+        raise CodemapError(f"{path}: row 2 has more fields than the header; quote fields that "
+                           f"contain the delimiter {delimiter!r}") from None
     except pd.errors.ParserError as exc:
+        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if found:
+            want, line, saw = found.groups()
+            raise CodemapError(f"{path}: row {line} has {saw} fields but the header has {want}; quote "
+                               f"fields that contain the delimiter {delimiter!r}") from None
         raise CodemapError(f"{path}: could not be parsed as delimited text ({_first_line(exc)})") from None
-    return frame
 
 
 def _decode(path: Path, raw: bytes, encoding: str | None) -> str:
@@ -99,12 +126,25 @@ def _decode(path: Path, raw: bytes, encoding: str | None) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         pass
+    # Line by line: a list pasted together from a UTF-8 and a Windows export keeps both halves'
+    # accents. A line that is not UTF-8 is cp1252 (Excel's German, French, Spanish exports) far
+    # more often than latin-1; cp1252 leaves five bytes undefined, latin-1 catches those.
+    lines = [_decode_line(line) for line in raw.removeprefix(b"\xef\xbb\xbf").split(b"\n")]
+    if any(utf8 for _, utf8 in lines):
+        log.warning("%s: mixes UTF-8 and Windows (cp1252) lines; each line decoded on its own", path)
+    return "\n".join(text for text, _ in lines)
+
+
+def _decode_line(line: bytes) -> tuple[str, bool]:
+    """The line's text, and whether it needed UTF-8 (non-ASCII that decodes as UTF-8)."""
     try:
-        # Windows exports from Excel (German, French, Spanish lists) are cp1252 far more often
-        # than latin-1; cp1252 leaves five bytes undefined, latin-1 below catches those.
-        return raw.decode("cp1252")
+        return line.decode("utf-8"), not line.isascii()
     except UnicodeDecodeError:
-        return raw.decode("latin-1")
+        pass
+    try:
+        return line.decode("cp1252"), False
+    except UnicodeDecodeError:
+        return line.decode("latin-1"), False
 
 
 def _sniff_delimiter(path: Path, text: str) -> str:

@@ -21,7 +21,10 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
     console.print(f"model {run['model']} ({run['backend']}, {run['pooling']} pooling); "
                   f"index {run['index_cache']} in {result.timings['index']:.1f}s")
     console.print(f"rows read {run['rows_read']:,}; mapped {len(top):,}; "
-                  f"empty text {run['rows_empty']:,}")
+                  f"empty text {run['rows_empty']:,}; language {run['source_language']}")
+    if _needs_multilingual(result):
+        console.print(f"[yellow]note:[/yellow] the source looks {result.language.lang}, and "
+                      f"the {run['model']} model reads English best; try --model multilingual")
     if len(top):
         bands = ", ".join(f"≥{b:.1f}: {np.mean(top >= b):.0%}" for b in SCORE_BANDS)
         console.print(f"top-1 score median {np.median(top):.3f}; {bands}")
@@ -46,3 +49,10 @@ def print_eval_table(report: dict, console: Console | None = None) -> None:
         table.add_row(method, str(row["n"]), f"{row['acc@1']:.3f}", f"{row['acc@5']:.3f}",
                       f"{row['acc@10']:.3f}", f"{row['mrr']:.3f}")
     console.print(table)
+
+
+def _needs_multilingual(result) -> bool:
+    """A confidently non-English source mapped with the English-only default model."""
+    language = result.language
+    return (language is not None and language.method != "uncertain" and language.lang not in ("", "en")
+            and result.run.get("model") == "default")

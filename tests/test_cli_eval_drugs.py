@@ -1,4 +1,4 @@
-"""`codemap eval` on the drug dev set: the drug-aware ranking is reported beside the encoder."""
+"""`codemap eval` on the drug dev set: the drug evidence is reported beside the encoder, lexical and plain hybrid."""
 from typer.testing import CliRunner
 
 from .conftest import DATA, REPO
@@ -16,7 +16,8 @@ def test_eval_drugs_reports_drug_aware_method(tmp_path, shared_cache):
                                       "target_concept_id", "--text-col", "local_drug_string",
                                       "--cache-dir", str(shared_cache), "--quiet"])
     assert result.exit_code == 0, result.output
-    assert "encoder+drugs" in result.output
+    for method in ("encoder", "lexical", "hybrid, no evidence", "hybrid + drug evidence"):
+        assert method in result.output
 
 
 def test_eval_drugs_unknown_gold_column_exits_2(tmp_path):

@@ -5,7 +5,14 @@ import pandas as pd
 import pytest
 
 from .conftest import DATA
-from codemap.drug_agreement import DrugMatcher, rerank_drugs
+from codemap.config import RankConfig
+from codemap.drug_agreement import DrugMatcher, drug_scorers
+from codemap.evidence import weigh
+from codemap.index import load_or_build_index
+from codemap.lexical import load_or_build_lexical
+from codemap.pipeline import evidence_scorers
+from codemap.rank import rank_hybrid
+from codemap.vocab import Vocabulary
 from codemap.drugs import Strength, parse_drug, strengths_agree
 
 DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
@@ -24,7 +31,11 @@ CASES = [
     ("Lodosyn 5O MG", ["50 MG"], set()),
     ("Synthroid 150 mcg Tab", ["0.15 MG"], {"tablet"}),
     ("ATRIPLA 600-200-300 mg", ["600 MG", "200 MG", "300 MG"], set()),
-    ("Cryselle (28) 0.3-30 mg-mcg", ["28", "0.3 MG", "0.03 MG"], set()),
+    ("Cryselle (28) 0.3-30 mg-mcg", ["0.3 MG", "0.03 MG"], set()),
+    ("Novolog 100u/ml-10ml x 2", ["100 UNT/ML"], set()),
+    ("Premarin 0.625 mg/gram Vaginal Cream", ["0.000625 MG/MG"], {"vaginal", "topical"}),
+    ("Femhrt 1/5 5mcg/1mg", ["1", "5", "0.005 MG", "1 MG"], set()),
+    ("Combigan 1 Drop", [], set()),
     ("Levemir 100 unit/mL Sub-Q", ["100 UNT/ML"], {"injection"}),
     ("Exelon 9.5 mg/24 hour Transderm 24 hr Patch", ["0.395833 MG/HR"], {"patch"}),
     ("Symbicort 160/4.5", ["160", "4.5"], set()),
@@ -40,6 +51,43 @@ def test_parser_table(text, strengths, forms):
     parsed = parse_drug(text)
     assert [str(s) for s in parsed.strengths] == strengths
     assert set(parsed.product_forms) == forms
+
+
+# Every 6th dev string (120 real strings), with the name words, normalised strengths and form
+# groups a reader expects (reviewed by hand; see the file).
+TABLE = DEV.parent / "parser_table.tsv"
+
+
+def _table():
+    with open(TABLE, encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def test_parser_table_covers_at_least_100_dev_strings():
+    sources = {row[0].strip() for row in _dev_pairs()}
+    table = _table()
+    assert len(table) >= 100
+    assert all(row["source"] in sources for row in table)
+
+
+@pytest.mark.parametrize("row", _table(), ids=lambda row: row["source"])
+def test_parser_dev_table(row):
+    parsed = parse_drug(row["source"])
+    assert " ".join(parsed.words) == row["name_words"]
+    assert "; ".join(str(s) for s in parsed.strengths) == row["strengths"]
+    assert " ".join(sorted(parsed.product_forms)) == row["forms"]
+
+
+def test_unitless_concept_numbers_are_name_parts():
+    parsed = parse_drug("Folic Acid / Vitamin B 12 / Vitamin B6 Oral Tablet [Folgard]", concept=True)
+    assert parsed.strengths == ()
+
+
+def test_mg_per_gram_agrees_with_rxnorm_mg_per_ml():
+    cream = parse_drug("Premarin 0.625 mg/gram Vaginal Cream").strengths[0]
+    assert strengths_agree(cream, Strength(0.625, "MG/ML"))
+    assert not strengths_agree(cream, Strength(1.25, "MG/ML"))
+    assert strengths_agree(Strength(0.137, "MG"), Strength(0.137, "MG/ACTUAT"))
 
 
 def test_noise_words_are_not_name_words():
@@ -80,36 +128,65 @@ def test_dev_strings_agree_with_their_gold_strength():
     assert agree / both > 0.8
 
 
+BUDESONIDE = pd.DataFrame({"code": ["a", "b", "c", "d", "e"], "name": [
+    "Budesonide 0.5 MG/ML", "Budesonide 0.25 MG/ML", "Budesonide",
+    "Budesonide 0.25 MG/ML Inhalant Suspension [Pulmicort]", "Formoterol 0.02 MG/ML"]})
+
+
 @pytest.fixture(scope="module")
-def budesonide_matcher():
-    concepts = pd.DataFrame({"code": ["a", "b", "c", "d"], "name": [
-        "Budesonide 0.5 MG/ML", "Budesonide 0.25 MG/ML", "Budesonide",
-        "Budesonide 0.25 MG/ML Inhalant Suspension [Pulmicort]"]})
-    return DrugMatcher(concepts)
+def budesonide(tmp_path_factory, default_encoder):
+    """A tiny drug vocabulary with its real embedding and lexical indexes."""
+    folder = tmp_path_factory.mktemp("budesonide")
+    concepts = BUDESONIDE.assign(domain_id="Drug")
+    names = concepts[["code", "name"]].assign(name_type="preferred", lang="en")
+    vocab = Vocabulary(id="BUDE", version="1", concepts=concepts, names=names)
+    return (vocab, load_or_build_index(vocab, default_encoder, folder),
+            load_or_build_lexical(vocab, folder), default_encoder)
 
 
-def test_contradicting_strength_never_outranks_agreeing(budesonide_matcher):
-    # The contradicting concept gets the best embedding score; it must still come below.
-    candidates = pd.DataFrame({"query": [0, 0, 0], "rank": [1, 2, 3],
-                               "target_code": ["a", "c", "b"], "score": [0.99, 0.5, 0.2]})
-    ranked = rerank_drugs(candidates, ["budesonide 0.5 mg/2 mL"], budesonide_matcher, 3)
-    order = ranked["target_code"].tolist()
-    assert order.index("b") < order.index("a")
-    explained = ranked.set_index("target_code")["drug_agreement"]
+def _rank(budesonide, text, evidence=True, method="hybrid"):
+    vocab, index, lexical, encoder = budesonide
+    rank = RankConfig(top_k=5, method=method, drug_evidence=evidence)
+    found = rank_hybrid(index, lexical, vocab, encoder.encode([text]), [{"text": text}],
+                        evidence_scorers(vocab, rank), rank)
+    return found.set_index("target_code")
+
+
+def test_contradicting_strength_never_outranks_agreeing(budesonide):
+    # Without evidence the contradicting concept has the best name score; with it, it comes below
+    # the agreeing one, and the explanation says why.
+    text = "budesonide 0.5 mg/2 mL"
+    plain = _rank(budesonide, text, evidence=False)
+    assert plain["rank"]["a"] < plain["rank"]["b"]
+    for method in ("hybrid", "encoder", "lexical"):
+        ranked = _rank(budesonide, text, method=method)
+        assert ranked["rank"]["b"] < ranked["rank"]["a"], method
+        assert ranked["rank"]["d"] < ranked["rank"]["a"], method
+    explained = _rank(budesonide, text)["explanation"]
     assert "strength 0.25 MG/ML = source 0.5 mg / 2 mL ✔" in explained["b"]
     assert "strength 0.5 MG/ML ≠ source 0.5 mg / 2 mL ✘" in explained["a"]
 
 
-def test_source_without_strength_prefers_less_specific(budesonide_matcher):
-    candidates = pd.DataFrame({"query": [0, 0, 0], "rank": [1, 2, 3],
-                               "target_code": ["a", "b", "c"], "score": [0.9, 0.9, 0.88]})
-    ranked = rerank_drugs(candidates, ["budesonide"], budesonide_matcher, 3)
-    assert ranked.iloc[0]["target_code"] == "c"
+def test_strength_tier_beats_any_score_gap():
+    # Evidence tiers order before scores: the score adjustment alone could not guarantee it.
+    matcher = DrugMatcher(BUDESONIDE)
+    scorers = drug_scorers(BUDESONIDE)
+    row = {"text": "budesonide 0.5 mg/2 mL"}
+    agree = weigh(scorers, row, {"code": "b"})
+    contradict = weigh(scorers, row, {"code": "a"})
+    assert contradict[2] and not agree[2]
+    assert agree[3] > contradict[3]
+    assert matcher.strength(parse_drug(row["text"]), "a").contradicts
 
 
-def test_brand_implies_ingredients(budesonide_matcher):
-    candidates = pd.DataFrame({"query": [0, 0], "rank": [1, 2],
-                               "target_code": ["b", "d"], "score": [0.6, 0.5]})
-    ranked = rerank_drugs(candidates, ["Pulmicort 0.5 mg/2 mL"], budesonide_matcher, 2)
-    assert ranked.iloc[0]["target_code"] == "d"
-    assert "brand Pulmicort ✔" in ranked.iloc[0]["drug_agreement"]
+def test_source_without_strength_prefers_less_specific(budesonide):
+    ranked = _rank(budesonide, "budesonide")
+    assert ranked.index[0] == "c"
+
+
+def test_brand_implies_ingredients_and_offers_candidates(budesonide):
+    ranked = _rank(budesonide, "Pulmicort 0.5 mg/2 mL")
+    assert ranked.index[0] == "d"
+    assert "brand Pulmicort ✔" in ranked["explanation"]["d"]
+    ingredients = drug_scorers(BUDESONIDE)[0]
+    assert ingredients.candidates({"text": "Pulmicort ea"}) == {"d"}

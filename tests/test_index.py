@@ -5,7 +5,7 @@ import pytest
 
 from codemap import index as index_module
 from codemap.index import load_or_build_index
-from codemap.rank import rank_candidates
+from codemap.rank import rank_hybrid
 from codemap.config import RankConfig
 from codemap.vocab import Vocabulary
 
@@ -65,9 +65,27 @@ def test_candidates_are_distinct_concepts_scored_by_best_name(tmp_path, default_
     vocab = small_vocab()
     built = load_or_build_index(vocab, default_encoder, tmp_path)
     queries = default_encoder.encode(["K+", "serum sodium"])
-    found = rank_candidates(built, vocab, queries, RankConfig(top_k=3, names_per_candidate=1))
+    rows = [{"text": t} for t in ["K+", "serum sodium"]]
+    found = rank_hybrid(built, None, vocab, queries, rows, (), RankConfig(top_k=3, method="encoder"))
     first = found[found["query"] == 0]
     assert list(first["rank"]) == [1, 2, 3] and first["target_code"].is_unique
     assert first.iloc[0]["target_code"] == "2823-3" and first.iloc[0]["matched_name"] == "K+"
     assert first.iloc[0]["score"] > 0.99
     assert found[found["query"] == 1].iloc[0]["target_code"] == "2951-2"
+
+
+def test_approximate_index_above_threshold_finds_the_exact_neighbours():
+    import faiss
+    from codemap.config import IndexConfig
+    from codemap.index import build_faiss_index
+
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((4000, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert isinstance(build_faiss_index(vectors, IndexConfig(approximate_above=5000)), faiss.IndexFlatIP)
+    for config in (IndexConfig(approximate_above=1000, nprobe=256),
+                   IndexConfig(approximate_above=1000, nprobe=256, float16=True)):
+        index = build_faiss_index(vectors, config)
+        assert isinstance(index, faiss.IndexIVF)
+        _, ids = index.search(vectors[:50], 1)
+        assert (ids[:, 0] == np.arange(50)).all()

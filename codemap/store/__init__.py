@@ -228,7 +228,7 @@ def _check_tables(con: duckdb.DuckDBPyConnection, fmt: str, path: Path) -> None:
 
 
 def _meta(con: duckdb.DuckDBPyConnection, name: str, fmt: str, result: ImportResult) -> dict:
-    sources = [{"path": str(p), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
+    sources = [{"path": str(p.resolve()), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
                for p in result.sources]
     counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
     return {

@@ -142,7 +142,20 @@ class ChunkWriter:
             self.rows = []
 
 
-# The importer modules use the helpers above, so they are imported last.
-from . import loinc, obo, omop, table  # noqa: E402
+def chunk_writers(con: duckdb.DuckDBPyConnection, concept_columns: list[str]) -> tuple:
+    """Create the three store tables (every concept column VARCHAR) and a ChunkWriter for each,
+    for the formats parsed in Python."""
+    con.execute("CREATE TABLE concepts (" + ", ".join(f"{c} VARCHAR" for c in concept_columns)
+                + ")")
+    con.execute(NAME_TABLE)
+    con.execute(RELATION_TABLE)
+    return (ChunkWriter(con, "concepts", concept_columns),
+            ChunkWriter(con, "names", ["code", "name", "name_type", "lang"]),
+            ChunkWriter(con, "relations", ["head", "relation", "tail"]))
 
-IMPORTERS = {"loinc": loinc, "obo": obo, "omop": omop, "table": table}
+
+# The importer modules use the helpers above, so they are imported last.
+from . import icd10cm, loinc, obo, omop, rxnorm, snomed, table, umls  # noqa: E402
+
+IMPORTERS = {"icd10cm": icd10cm, "loinc": loinc, "obo": obo, "omop": omop, "rxnorm": rxnorm,
+             "snomed": snomed, "table": table, "umls": umls}

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from ...errors import CodemapError
-from . import NAME_TABLE, RELATION_TABLE, ChunkWriter, ImportOptions, ImportResult
+from . import ImportOptions, ImportResult, chunk_writers
 
 _SYNONYM = re.compile(r'^"((?:[^"\\]|\\.)*)"\s+(EXACT|RELATED|NARROW|BROAD)\b')
 _TAG = re.compile(r"^([A-Za-z_-]+):\s?(.*)$")
@@ -29,12 +29,7 @@ def default_name(path: Path) -> str:
 def run(con: duckdb.DuckDBPyConnection, path: Path, options: ImportOptions) -> ImportResult:
     if path.is_dir():
         raise CodemapError(f"{path}: is a folder; give the .obo file")
-    con.execute("CREATE TABLE concepts (" + ", ".join(f"{c} VARCHAR" for c in _CONCEPT_COLUMNS) + ")")
-    con.execute(NAME_TABLE)
-    con.execute(RELATION_TABLE)
-    writers = (ChunkWriter(con, "concepts", _CONCEPT_COLUMNS),
-               ChunkWriter(con, "names", ["code", "name", "name_type", "lang"]),
-               ChunkWriter(con, "relations", ["head", "relation", "tail"]))
+    writers = chunk_writers(con, _CONCEPT_COLUMNS)
     header = _read(path, writers)
     for writer in writers:
         writer.flush()

@@ -128,7 +128,8 @@ def _import_ancestors(con, path: Path) -> None:
     con.execute("INSERT INTO relations SELECT descendant_concept_id, 'Is a', ancestor_concept_id "
                 "FROM ancestors a SEMI JOIN concepts c ON a.descendant_concept_id = c.code "
                 "SEMI JOIN concepts p ON a.ancestor_concept_id = p.code "
-                "WHERE min_levels_of_separation = '1' EXCEPT SELECT * FROM relations")
+                "WHERE min_levels_of_separation = '1' AND descendant_concept_id <> ancestor_concept_id "
+                "EXCEPT SELECT * FROM relations")
     con.execute("DROP TABLE ancestors")
 
 

@@ -1,0 +1,62 @@
+"""Which language a code list is written in, detected once per file from its texts.
+
+One guess per file, not per row: a lab label is two or three words ("Kalium Serum"), too short to
+classify alone, while a few hundred labels joined are plenty. py3langid (langid.py's naive Bayes
+over byte n-grams, offline, numpy only) scores the joined text. Its 97 languages include Latin,
+which wins on short English medical labels ("Creatinine", "Albumin"); code lists are not written
+in Latin, so the guess is restricted to the living languages clinical systems use.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+# Languages of clinical code lists (ISO 639-1); Latin and other unlikely ones are left out on purpose.
+CANDIDATE_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "da", "sv", "no", "fi", "pl",
+                       "cs", "hu", "ro", "el", "tr", "ru", "uk", "zh", "ja", "ko", "ar", "he")
+SAMPLE_ROWS = 500  # texts joined for the guess; more adds time, not accuracy
+MIN_PROBABILITY = 0.5  # below this the guess is reported as uncertain
+
+
+@dataclass(frozen=True)
+class LanguageGuess:
+    """The detected (or given) language of a file's texts."""
+
+    lang: str  # ISO 639-1 code, "" when unknown
+    probability: float  # of the best language among CANDIDATE_LANGUAGES; 1.0 when given
+    method: str  # "given" (--source-lang), "detected" or "uncertain"
+
+    def describe(self) -> str:
+        if self.method == "given":
+            return f"{self.lang} (given)"
+        if not self.lang:
+            return "unknown (no text)"
+        return f"{self.lang} ({self.method}, p={self.probability:.2f})"
+
+
+def detect_language(texts: list[str]) -> LanguageGuess:
+    """Guess the language of `texts` taken together (first SAMPLE_ROWS non-empty ones)."""
+    sample = [t for t in texts if t and t.strip()][:SAMPLE_ROWS]
+    if not sample:
+        return LanguageGuess("", 0.0, "uncertain")
+    lang, probability = _identifier().classify("\n".join(sample))
+    probability = float(probability)
+    return LanguageGuess(lang, probability,
+                         "detected" if probability >= MIN_PROBABILITY else "uncertain")
+
+
+def source_language(texts: list[str], given: str | None) -> LanguageGuess:
+    """`--source-lang` when given (trusted as is), else the detected language."""
+    if given:
+        return LanguageGuess(given.strip().lower(), 1.0, "given")
+    return detect_language(texts)
+
+
+@functools.lru_cache(maxsize=1)
+def _identifier():
+    # Loading the model takes about a second; keep one per process.
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(CANDIDATE_LANGUAGES))
+    return identifier
