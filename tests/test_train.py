@@ -94,6 +94,15 @@ def test_config_overrides():
         parse_overrides(["--steps", "many"])
 
 
+def test_every_preset_loads():
+    """The shipped presets (the README's CPU run uses cpu-labs) only name real settings."""
+    from codemap.train.config import PRESETS, load_preset
+    for path in sorted(PRESETS.glob("*.json")):
+        config = load_preset(path.stem)
+        assert 2 <= config.repeats and config.repeats ** 2 <= config.batch_triplets, path.name
+    assert load_preset("cpu-labs").kg == ("loinc",)
+
+
 @pytest.fixture(scope="module")
 def tiny_setup(tmp_path_factory):
     """A random tiny BERT (mechanics only, never quality) and a small synonym vocabulary."""
