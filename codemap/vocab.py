@@ -16,7 +16,6 @@ from .errors import CodemapError
 from .files import sha256_text
 from .readers import header_key, read_table
 
-CONCEPT_COLUMNS = ["code", "name"]
 NAME_COLUMNS = ["code", "name", "name_type", "lang"]
 RELATION_COLUMNS = ["head", "relation", "tail"]
 SYNONYM_SEPARATOR = "|"

@@ -8,6 +8,7 @@ formats parsed in Python (OBO, XML), and turning DuckDB errors into CodemapError
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ import duckdb
 import pandas as pd
 
 from ...errors import CodemapError
+from ...vocab import NAME_COLUMNS, RELATION_COLUMNS
 
 NAME_TABLE = "CREATE TABLE names (code VARCHAR, name VARCHAR, name_type VARCHAR, lang VARCHAR)"
 RELATION_TABLE = "CREATE TABLE relations (head VARCHAR, relation VARCHAR, tail VARCHAR)"
@@ -142,16 +144,20 @@ class ChunkWriter:
             self.rows = []
 
 
-def chunk_writers(con: duckdb.DuckDBPyConnection, concept_columns: list[str]) -> tuple:
-    """Create the three store tables (every concept column VARCHAR) and a ChunkWriter for each,
-    for the formats parsed in Python."""
+@contextlib.contextmanager
+def chunk_writers(con: duckdb.DuckDBPyConnection, concept_columns: list[str]):
+    """Create the three store tables (every concept column VARCHAR) and yield a ChunkWriter for
+    each, for the formats parsed in Python; the last partial chunks are flushed on success."""
     con.execute("CREATE TABLE concepts (" + ", ".join(f"{c} VARCHAR" for c in concept_columns)
                 + ")")
     con.execute(NAME_TABLE)
     con.execute(RELATION_TABLE)
-    return (ChunkWriter(con, "concepts", concept_columns),
-            ChunkWriter(con, "names", ["code", "name", "name_type", "lang"]),
-            ChunkWriter(con, "relations", ["head", "relation", "tail"]))
+    writers = (ChunkWriter(con, "concepts", concept_columns),
+               ChunkWriter(con, "names", NAME_COLUMNS),
+               ChunkWriter(con, "relations", RELATION_COLUMNS))
+    yield writers
+    for writer in writers:
+        writer.flush()
 
 
 # The importer modules use the helpers above, so they are imported last.

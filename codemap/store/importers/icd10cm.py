@@ -28,10 +28,8 @@ def default_name(path: Path) -> str:
 def run(con: duckdb.DuckDBPyConnection, path: Path, options: ImportOptions) -> ImportResult:
     if path.is_dir():
         raise CodemapError(f"{path}: is a folder; give the tabular XML file")
-    writers = chunk_writers(con, _CONCEPT_COLUMNS)
-    version = _read(path, writers)
-    for writer in writers:
-        writer.flush()
+    with chunk_writers(con, _CONCEPT_COLUMNS) as writers:
+        version = _read(path, writers)
     return ImportResult(version=options.version or version, sources=[path], notice=NOTICE)
 
 

@@ -29,10 +29,8 @@ def default_name(path: Path) -> str:
 def run(con: duckdb.DuckDBPyConnection, path: Path, options: ImportOptions) -> ImportResult:
     if path.is_dir():
         raise CodemapError(f"{path}: is a folder; give the .obo file")
-    writers = chunk_writers(con, _CONCEPT_COLUMNS)
-    header = _read(path, writers)
-    for writer in writers:
-        writer.flush()
+    with chunk_writers(con, _CONCEPT_COLUMNS) as writers:
+        header = _read(path, writers)
     version = options.version or header.get("data-version") or header.get("date", "")
     return ImportResult(version=version, sources=[path])
 
