@@ -106,7 +106,9 @@ def _rank_chunk(enc, lex, layout, attributes, rows, offset, scorers, config, voc
             if contradicted and config.hide_contradicted:
                 continue
             scored.append((tier, float(fused[q, c]) + adjust, c, reasons))
-        scored.sort(key=lambda item: (-item[0], -item[1]))
+        # Ties at the shown precision go to the lower concept number, so a row's candidates do
+        # not depend on float noise from the other texts of its embedding batch.
+        scored.sort(key=lambda item: (-item[0], -round(item[1], 4), item[2]))
         for rank, (_, score, c, reasons) in enumerate(scored[:config.top_k], start=1):
             name_rows = layout.order[bounds[c]:bounds[c + 1]]
             per_name = sum(m[q, name_rows] for m in (enc, lex) if m is not None)
