@@ -54,7 +54,7 @@ TextColOption = typer.Option(None, "--text-col",
                              help="Column holding the text to map; repeat to join several.")
 WeightOption = typer.Option(None, "--encoder-weight", min=0.0, max=1.0,
                             help="Weight of the embedding score in hybrid fusion (the rest is "
-                                 "lexical) [default: 0.5; 0.8 with a multilingual model when the "
+                                 "lexical) [default: 0.5; 0.9 with a multilingual model when the "
                                  "source and target languages differ].")
 StoreOption = typer.Option(None, "--store", help="Vocabulary store folder [default: "
                                                  "<cache dir>/store].")
