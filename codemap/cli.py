@@ -5,15 +5,14 @@ import functools
 import logging
 import os
 import sys
-import time
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from .config import (EncoderConfig, EvalConfig, MapConfig, RankConfig, ReadOptions, VocabFilter,
-                     default_cache_dir)
+from .config import (EncoderConfig, EvalConfig, IndexConfig, MapConfig, RankConfig, ReadOptions,
+                     VocabFilter, default_cache_dir)
 from .errors import CodemapError
 
 app = typer.Typer(help="Map local lab, procedure and medication codes onto standard vocabularies.",
@@ -89,8 +88,9 @@ def map_command(
     source: Path = typer.Argument(..., help="Code list: CSV, TSV or Excel workbook."),
     target: str = TargetOption,
     output: Optional[Path] = typer.Option(None, "--output", "-o",
-                                          help="Output .xlsx (review workbook), .csv or .tsv "
-                                               "[default: SOURCE.codemap.xlsx beside the input]."),
+                                          help="Output .xlsx (review workbook), .csv, .tsv or "
+                                               ".parquet [default: SOURCE.codemap.xlsx beside "
+                                               "the input]."),
     model: str = ModelOption,
     top_k: int = typer.Option(RankConfig.top_k, "--top-k", "-k", min=1, max=1000,
                               help="Candidates per source row."),
@@ -120,22 +120,34 @@ def map_command(
     source_lang: Optional[str] = typer.Option(None, "--source-lang",
                                               help="Language of the code list (ISO 639-1, e.g. de) "
                                                    "[default: detected from its texts]."),
+    block_rows: int = typer.Option(50_000, "--block-rows", min=1,
+                                   help="Source rows mapped per block; finished blocks are kept, "
+                                        "so a killed run resumes after them."),
+    approximate_above: int = typer.Option(IndexConfig.approximate_above, "--approximate-above",
+                                          min=0, help="Use an approximate (IVF) name index "
+                                                      "above this many target names."),
+    nprobe: int = typer.Option(IndexConfig.nprobe, "--nprobe", min=1,
+                               help="IVF lists searched per row (more: slower, closer to exact)."),
+    fp16_index: bool = typer.Option(IndexConfig.float16, "--fp16-index",
+                                    help="Keep the name index's vectors as float16 (half the memory)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
     """Rank target concepts for every row of a code list and write them for review.
 
+    CSV/TSV lists are read, mapped and written block by block (--block-rows), so memory does not
+    grow with the list; the .xlsx review workbook holds at most 1,048,576 rows (use .csv or
+    .parquet beyond).
+
     Example: codemap map examples/labs.xlsx --target LOINC
     (or, on an imported release: --target LOINC --filter class=CHEM --lang de)
     """
-    from .pipeline import map_codes
+    from .pipeline import map_to_file
     from .summary import print_map_summary
-    from .writers import default_output, write_candidates
+    from .writers import check_output, default_output
 
     _setup_logging(verbose, quiet)
-    output = output or default_output(source)
-    if output.suffix.lower() not in {".xlsx", ".csv", ".tsv"}:
-        raise CodemapError(f"{output}: unknown output type; use .xlsx, .csv or .tsv")
+    output = check_output(output or default_output(source))
     config = MapConfig(
         source=source, target=target,
         read=ReadOptions(sheet=sheet, encoding=encoding, code_col=code_col,
@@ -150,11 +162,9 @@ def map_command(
         vocab_filter=VocabFilter.from_options(filters, standard_only, lang),
         store_dir=store,
         source_lang=source_lang,
+        index=IndexConfig(approximate_above=approximate_above, nprobe=nprobe, float16=fp16_index),
     )
-    result = map_codes(config)
-    started = time.perf_counter()
-    write_candidates(result.candidates, output, result.run)
-    result.timings["write"] = time.perf_counter() - started
+    result = map_to_file(config, output, block_rows)
     if not quiet:
         print_map_summary(result, output)
 

@@ -119,6 +119,7 @@ class MapConfig:
     progress: bool = True
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None  # vocabulary store; <cache_dir>/store when None
+    index: IndexConfig = field(default_factory=IndexConfig)
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
 

@@ -29,6 +29,17 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
+def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Remove the temporary files a killed write of `path` left (`.NAME.*.part`, see atomic_path),
+    or, for a folder, every such file in it. Call it only where no other process writes `path`."""
+    target = Path(path)
+    pattern = ".*.part" if target.is_dir() else f".{target.name}.*.part"
+    stale = list((target if target.is_dir() else target.parent).glob(pattern))
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return stale
+
+
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     """Hex sha256 of a file's bytes, read in chunks so big weight files do not fill memory."""
     digest = hashlib.sha256()

@@ -5,10 +5,12 @@ touching the disk beyond the index cache.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,9 +25,12 @@ from .index import load_or_build_index
 from .labs import add_loinc_axes, lab_scorers
 from .language import LanguageGuess, names_language, source_language
 from .lexical import load_or_build_lexical
+from .files import sha256_text
+from .memory import MEMORY_COLUMN
 from .rank import for_languages, rank_hybrid
-from .readers import SourceTable, read_code_list
+from .readers import SourceTable, iter_code_list, read_code_list
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
+from .writers import EXCEL_MAX_ROWS, BlockParts, check_output, write_candidate_parts
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +83,8 @@ class Mapper:
         t_vocab = time.perf_counter()
         encoder = Encoder.load(config.encoder, config.cache_dir)
         t_model = time.perf_counter()
-        index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
+        index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress,
+                                    index_config=config.index)
         t_index = time.perf_counter()
         with_axes(vocab)
         lexical = (load_or_build_lexical(vocab, config.cache_dir)
@@ -149,7 +155,92 @@ def map_codes(config: MapConfig) -> MapResult:
     timings = {"read": t_read - clock, "load_model": mapper.timings["load_model"],
                "index": t_loaded - t_read - mapper.timings["load_model"],
                "map": t_rank - t_loaded, "total": t_rank - clock}
-    run = {
+    run = _run_sheet(config, source, mapper, language, len(texts), sum(1 for t in texts if not t))
+    if config.memory is not None:
+        run.update(memory=str(config.memory), memory_sources=_remembered(candidates))
+    return MapResult(candidates, source, mapper.vocab, mapper.encoder.info.id, run, timings, language)
+
+
+BLOCK_ROWS = 50_000  # source rows mapped and kept per block by map_to_file
+
+
+def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -> MapResult:
+    """Map `config.source` block by block and write the candidates to `output` (.xlsx, .csv,
+    .tsv or .parquet), holding one block at a time.
+
+    Each finished block is kept (writers.BlockParts) until the output is written, so a run that is
+    killed resumes after its finished blocks. The returned MapResult's `candidates` holds only the
+    rank-1 rows' source_row, rank and score (for the summary), `source` the first block. A .xlsx
+    output that would pass a sheet's row limit fails as soon as the limit is passed.
+
+    Raises CodemapError as map_codes does, and for an unknown output type.
+    """
+    clock = time.perf_counter()
+    output = check_output(output)
+    blocks = iter_code_list(config.source, config.read, block_rows)
+    first = next(blocks)  # an unreadable list fails here, before the model is loaded
+    t_read = time.perf_counter()
+    language = source_language(first.texts, config.source_lang)  # from the first block
+    if language.method != "uncertain":
+        config = replace(config, source_lang=language.lang)
+    mapper = Mapper.load(config)
+    t_loaded = time.perf_counter()
+    parts = BlockParts.open(output, _run_key(config, mapper, block_rows))
+    if parts.done:
+        log.info("resuming %s: %d blocks already mapped", output, len(parts.done))
+    rows_read = rows_empty = remembered = written = 0
+    top = []
+    summary_columns = ["source_row", "rank", "score"] + ([MEMORY_COLUMN] if config.memory else [])
+    for number, block in enumerate(itertools.chain([first], blocks)):
+        texts = block.texts
+        rows_read, rows_empty = rows_read + len(texts), rows_empty + texts.count("")
+        if not parts.finished(number):
+            parts.save(number, mapper.map_block(block))
+        written += parts.done[number]["rows"]
+        if output.suffix.lower() == ".xlsx" and written + 1 > EXCEL_MAX_ROWS:
+            raise CodemapError(f"{output}: more than {EXCEL_MAX_ROWS:,} candidate rows do not fit "
+                               f"one sheet of the review workbook; write {output.stem}.csv or "
+                               f"{output.stem}.parquet instead (the blocks mapped so far are kept)")
+        kept = parts.read(number, summary_columns)
+        top.append(kept[kept["rank"] == 1][["source_row", "rank", "score"]])
+        if config.memory is not None:
+            remembered += _remembered(kept)
+    t_mapped = time.perf_counter()
+    run = _run_sheet(config, first, mapper, language, rows_read, rows_empty)
+    if config.memory is not None:
+        run.update(memory=str(config.memory), memory_sources=remembered)
+    run["block_rows"] = block_rows
+    write_candidate_parts(parts, output, run)
+    parts.remove()
+    done = time.perf_counter()
+    timings = {"read": t_read - clock, "load_model": mapper.timings["load_model"],
+               "index": t_loaded - t_read - mapper.timings["load_model"],
+               "map": t_mapped - t_loaded, "total": t_mapped - clock, "write": done - t_mapped}
+    return MapResult(pd.concat(top, ignore_index=True), first, mapper.vocab,
+                     mapper.encoder.info.id, run, timings, language)
+
+
+def _run_key(config: MapConfig, mapper: Mapper, block_rows: int) -> str:
+    """What a streamed run's blocks depend on: the source file, every setting, the model and the
+    vocabulary (the index folder is named by both), the mapping memory's state."""
+    source = Path(config.source).resolve()
+    stat = source.stat()
+    memory = (Path(config.memory).stat().st_mtime_ns
+              if config.memory is not None and Path(config.memory).exists() else None)
+    return sha256_text(__version__, str(source), str(stat.st_size), str(stat.st_mtime_ns),
+                       repr(replace(config, progress=False)), mapper.index.folder.name,
+                       str(memory), str(block_rows))
+
+
+def _remembered(candidates: pd.DataFrame) -> int:
+    """Source rows with at least one candidate from the mapping memory."""
+    return int((candidates[MEMORY_COLUMN] != "").groupby(candidates["source_row"]).any().sum())
+
+
+def _run_sheet(config: MapConfig, source: SourceTable, mapper: Mapper, language: LanguageGuess,
+               rows_read: int, rows_empty: int) -> dict:
+    """The run sheet: resolved settings and counts, so any result can be reproduced."""
+    return {
         "codemap_version": __version__,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "source": str(config.source),
@@ -160,15 +251,9 @@ def map_codes(config: MapConfig) -> MapResult:
         "specimen_column": source.specimen_col or "",
         **mapper.describe(),
         "source_language": language.describe(),
-        "rows_read": len(texts),
-        "rows_empty": sum(1 for t in texts if not t),
+        "rows_read": rows_read,
+        "rows_empty": rows_empty,
     }
-    if config.memory is not None:
-        from .memory import MEMORY_COLUMN
-
-        remembered = (candidates[MEMORY_COLUMN] != "").groupby(candidates["source_row"]).any().sum()
-        run.update(memory=str(config.memory), memory_sources=int(remembered))
-    return MapResult(candidates, source, mapper.vocab, mapper.encoder.info.id, run, timings, language)
 
 
 def evaluate_gold(config: EvalConfig) -> dict:

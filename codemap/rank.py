@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .config import RankConfig
+from .evidence import extra_candidates, weigh
 from .index import NameIndex
 from .vocab import Vocabulary
 
@@ -29,14 +30,49 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     """
     layout = _ConceptLayout.of(vocab)
     attributes = vocab.concepts.to_dict("records")
+    names = vocab.names["name"].to_numpy()
+    pooled = getattr(index, "approximate", False) and config.method != "lexical"
     frames = []
     for start in range(0, len(rows), QUERY_CHUNK):
         chunk = slice(start, start + QUERY_CHUNK)
+        if pooled:
+            frames.append(_rank_pooled(index, lexical, layout, attributes, names, queries[chunk],
+                                       rows[chunk], start, scorers, config))
+            continue
         enc, lex = _name_scores(index, lexical, queries[chunk], rows[chunk], config)
         frames.append(_rank_chunk(enc, lex, layout, attributes, rows[chunk], start, scorers,
-                                  config, vocab))
+                                  config, names))
     frame = pd.DataFrame([r for f in frames for r in f], columns=HYBRID_COLUMNS)
     return frame
+
+
+def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offset, scorers, config):
+    """Rank a chunk of rows among the concepts an approximate index finds for them.
+
+    Scoring every name is names × rows; past `IndexConfig.approximate_above` names each row is
+    scored only against the concepts of its `config.pool` nearest names (from the IVF index) and
+    its evidence candidates, with all of each such concept's names, exactly as the full scoring
+    would score them. A concept that no nearest name points to (a lexical-only match) is missed.
+    """
+    _, hits = index.search(queries, config.pool)
+    own = [layout.concept_of[h[h >= 0]] for h in hits]
+    own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
+    keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
+    sizes = layout.starts_end[keep + 1] - layout.starts_end[keep]
+    name_rows = layout.order[np.concatenate([np.arange(layout.starts_end[c], layout.starts_end[c + 1])
+                                             for c in keep])]
+    sub = _ConceptLayout(np.arange(len(name_rows)), np.concatenate([[0], np.cumsum(sizes)[:-1]]),
+                         layout.concept_codes[keep], {c: i for i, c in enumerate(layout.concept_codes[keep])},
+                         np.repeat(np.arange(len(keep)), sizes))
+    enc = queries @ index.vectors[name_rows].T
+    lex = (None if config.method == "encoder" else
+           (lexical.embed([r["text"] for r in rows]) @ lexical.matrix[name_rows].T).toarray()
+           .astype(np.float32))
+    allowed = np.zeros((len(rows), len(keep)), bool)
+    for q, o in enumerate(own):
+        allowed[q, np.searchsorted(keep, o)] = True
+    return _rank_chunk(enc, lex, sub, [attributes[c] for c in keep], rows, offset, scorers, config,
+                       names[name_rows], allowed)
 
 
 @dataclass(frozen=True)
@@ -47,6 +83,11 @@ class _ConceptLayout:
     starts: np.ndarray  # first position of each concept in `order`
     concept_codes: np.ndarray  # code per concept number, in vocab.concepts order
     number_of: dict  # code → concept number
+    concept_of: np.ndarray  # concept number of each name row
+
+    @property
+    def starts_end(self) -> np.ndarray:
+        return np.append(self.starts, len(self.order))
 
     @staticmethod
     def of(vocab: Vocabulary) -> "_ConceptLayout":
@@ -58,7 +99,7 @@ class _ConceptLayout:
         of_name = of_name.astype(np.int64)
         order = np.argsort(of_name, kind="stable")
         starts = np.searchsorted(of_name[order], np.arange(len(codes)))
-        return _ConceptLayout(order, starts, codes, {code: i for i, code in enumerate(codes)})
+        return _ConceptLayout(order, starts, codes, {code: i for i, code in enumerate(codes)}, of_name)
 
     def numbers(self, codes) -> np.ndarray:
         """Concept numbers of the given codes (unknown codes skipped)."""
@@ -96,18 +137,19 @@ def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
     return w * enc_c + (1 - w) * lex_c
 
 
-def _rank_chunk(enc, lex, layout, attributes, rows, offset, scorers, config, vocab):
-    from .evidence import extra_candidates, weigh
-
+def _rank_chunk(enc, lex, layout, attributes, rows, offset, scorers, config, names, allowed=None):
+    """`allowed` (rows × concepts), when given, limits each row to its own pooled concepts."""
     reduce = lambda m: None if m is None else np.maximum.reduceat(m[:, layout.order], layout.starts, axis=1)
     enc_c, lex_c = reduce(enc), reduce(lex)
     fused = _fuse(enc_c, lex_c, config)
-    names = vocab.names["name"].to_numpy()
-    bounds = np.append(layout.starts, len(layout.order))
+    if allowed is not None:
+        fused = np.where(allowed, fused, -np.inf)
+    bounds = layout.starts_end
     out = []
     pool = min(max(config.pool, config.top_k), fused.shape[1])
     for q in range(fused.shape[0]):
         top = np.argpartition(-fused[q], pool - 1)[:pool]
+        top = top[np.isfinite(fused[q, top])]
         extra = layout.numbers(extra_candidates(scorers, rows[q]))
         scored = []
         for c in np.union1d(top, extra):

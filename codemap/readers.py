@@ -6,6 +6,7 @@ reviewed workbooks. Every cell is read as text, so codes keep their leading zero
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import logging
@@ -49,10 +50,14 @@ def read_table(path: str | Path, sheet: str | None = None, encoding: str | None 
     else:
         frame = _read_delimited(path, encoding)
     frame.columns = [str(c).strip() for c in frame.columns]
-    if len(frame.columns) == 0 or all(c == "" or c.startswith("Unnamed:") for c in frame.columns):
-        raise CodemapError(f"{path}: no header row found")
-    _check_duplicate_headers(path, frame.columns)
+    _check_header(path, frame.columns)
     return frame
+
+
+def _check_header(path: Path, columns) -> None:
+    if len(columns) == 0 or all(c == "" or c.startswith("Unnamed:") for c in columns):
+        raise CodemapError(f"{path}: no header row found")
+    _check_duplicate_headers(path, columns)
 
 
 def _read_workbook(path: Path, sheet: str | None) -> pd.DataFrame:
@@ -86,54 +91,131 @@ def _read_workbook(path: Path, sheet: str | None) -> pd.DataFrame:
 
 
 def _read_delimited(path: Path, encoding: str | None) -> pd.DataFrame:
-    raw = path.read_bytes()
-    if not raw.strip():
+    return next(_iter_delimited(path, encoding, block_rows=None))
+
+
+def _iter_delimited(path: Path, encoding: str | None, block_rows: int | None) -> Iterator[pd.DataFrame]:
+    """The file's rows as DataFrames of strings: one frame (block_rows None) or blocks of at most
+    `block_rows` rows read one after the other, so a long list never sits in memory whole."""
+    with open(path, "rb") as handle:
+        head = handle.read(_SNIFF_BYTES)
+        empty = not head.strip() and not handle.read(1)
+    if empty:
         raise CodemapError(f"{path}: the file is empty")
-    if b"\x00" in raw[:_SNIFF_BYTES]:
+    if b"\x00" in head:
         raise CodemapError(f"{path}: looks like a binary file, not CSV/TSV text (is it a workbook "
                            f"with the wrong extension?)")
-    text = _decode(path, raw, encoding)
-    if len(_CONTROL.findall(text[:_SNIFF_BYTES])) > 0.01 * min(len(text), _SNIFF_BYTES):
-        raise CodemapError(f"{path}: looks like a binary file, not CSV/TSV text (is it a workbook "
-                           f"with the wrong extension?)")
-    delimiter = _sniff_delimiter(path, text)
-    try:
-        with warnings.catch_warnings():
-            # index_col=False: a row longer than the header must not turn column 1 into an index.
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            return pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False,
-                               na_filter=False, quotechar='"', skip_blank_lines=True, index_col=False)
-    except pd.errors.ParserWarning:
-        raise CodemapError(f"{path}: row 2 has more fields than the header; quote fields that "
-                           f"contain the delimiter {delimiter!r}") from None
-    except pd.errors.ParserError as exc:
-        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-        if found:
-            want, line, saw = found.groups()
-            raise CodemapError(f"{path}: row {line} has {saw} fields but the header has {want}; quote "
-                               f"fields that contain the delimiter {delimiter!r}") from None
-        raise CodemapError(f"{path}: could not be parsed as delimited text ({_first_line(exc)})") from None
+    text = _open_text(path, encoding)
+    with text:
+        sample = text.read(_SNIFF_BYTES)
+        if len(_CONTROL.findall(sample)) > 0.01 * len(sample):
+            raise CodemapError(f"{path}: looks like a binary file, not CSV/TSV text (is it a workbook "
+                               f"with the wrong extension?)")
+        delimiter = _sniff_delimiter(path, sample)
+        text.seek(0)
+        try:
+            with warnings.catch_warnings():
+                # index_col=False: a row longer than the header must not turn column 1 into an index.
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                frames = pd.read_csv(text, sep=delimiter, dtype=str, keep_default_na=False,
+                                     na_filter=False, quotechar='"', skip_blank_lines=True,
+                                     index_col=False, chunksize=block_rows)
+                if block_rows is None:
+                    yield frames
+                    return
+                first = True
+                for frame in frames:
+                    if first or len(frame):  # a header-only file still yields its (empty) frame
+                        yield frame
+                    first = False
+        except pd.errors.EmptyDataError:
+            raise CodemapError(f"{path}: the file is empty") from None
+        except pd.errors.ParserWarning:
+            raise CodemapError(f"{path}: row 2 has more fields than the header; quote fields that "
+                               f"contain the delimiter {delimiter!r}") from None
+        except pd.errors.ParserError as exc:
+            found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+            if found:
+                want, line, saw = found.groups()
+                raise CodemapError(f"{path}: row {line} has {saw} fields but the header has {want}; "
+                                   f"quote fields that contain the delimiter {delimiter!r}") from None
+            raise CodemapError(f"{path}: could not be parsed as delimited text "
+                               f"({_first_line(exc)})") from None
 
 
-def _decode(path: Path, raw: bytes, encoding: str | None) -> str:
-    """Decode with the given encoding, else UTF-8 (BOM stripped), else cp1252."""
+def _open_text(path: Path, encoding: str | None) -> io.TextIOBase:
+    """The file as text, decoded with the given encoding, else UTF-8 (BOM stripped) when the whole
+    file is UTF-8, else line by line (see _LineDecoder). Checked in one streaming pass first, so
+    the decision is the same as for a file decoded whole."""
     if encoding:
         try:
-            return raw.decode(encoding)
+            codecs.lookup(encoding)
+            _check_decodes(path, encoding)
         except (LookupError, UnicodeDecodeError) as exc:
             raise CodemapError(f"{path}: cannot be decoded as {encoding} ({_first_line(exc)}); "
                                f"try --encoding utf-8 or --encoding cp1252") from None
+        return open(path, encoding=encoding, newline="")
     try:
-        return raw.decode("utf-8-sig")
+        _check_decodes(path, "utf-8")
+        return open(path, encoding="utf-8-sig", newline="")
     except UnicodeDecodeError:
-        pass
-    # Line by line: a list pasted together from a UTF-8 and a Windows export keeps both halves'
-    # accents. A line that is not UTF-8 is cp1252 (Excel's German, French, Spanish exports) far
-    # more often than latin-1; cp1252 leaves five bytes undefined, latin-1 catches those.
-    lines = [_decode_line(line) for line in raw.removeprefix(b"\xef\xbb\xbf").split(b"\n")]
-    if any(utf8 for _, utf8 in lines):
-        log.warning("%s: mixes UTF-8 and Windows (cp1252) lines; each line decoded on its own", path)
-    return "\n".join(text for text, _ in lines)
+        return _LineDecoder(path)
+
+
+def _check_decodes(path: Path, encoding: str) -> None:
+    """Raise UnicodeDecodeError unless the whole file decodes; reads it in 1 MB pieces."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    with open(path, "rb") as handle:
+        while piece := handle.read(1 << 20):
+            decoder.decode(piece)
+    decoder.decode(b"", final=True)
+
+
+class _LineDecoder(io.TextIOBase):
+    """A file that is not UTF-8 throughout, decoded line by line (_decode_line): a list pasted
+    together from a UTF-8 and a Windows export keeps both halves' accents."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._raw = open(path, "rb")
+        self._buffer = ""
+        self._warned = self._saw_utf8 = self._saw_other = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:  # only rewinding is needed
+        self._raw.seek(0)
+        self._buffer = ""
+        return 0
+
+    def read(self, size: int | None = -1) -> str:
+        while size is None or size < 0 or len(self._buffer) < size:
+            line = self._raw.readline()
+            if not line:
+                break
+            if self._raw.tell() == len(line):
+                line = line.removeprefix(b"\xef\xbb\xbf")
+            text, utf8 = _decode_line(line)
+            self._saw_utf8 |= utf8
+            self._saw_other |= not line.isascii() and not utf8
+            if self._saw_utf8 and self._saw_other and not self._warned:
+                log.warning("%s: mixes UTF-8 and Windows (cp1252) lines; each line decoded on its "
+                            "own", self.path)
+                self._warned = True
+            self._buffer += text
+        if size is None or size < 0:
+            out, self._buffer = self._buffer, ""
+        else:
+            out, self._buffer = self._buffer[:size], self._buffer[size:]
+        return out
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def _decode_line(line: bytes) -> tuple[str, bool]:
@@ -274,6 +356,38 @@ def read_code_list(path: str | Path, options: ReadOptions = ReadOptions()) -> So
     frame = read_table(path, sheet=options.sheet, encoding=options.encoding)
     if frame.empty:
         raise CodemapError(f"{path}: has a header but no data rows")
+    return _with_roles(path, frame, options)
+
+
+def iter_code_list(path: str | Path, options: ReadOptions = ReadOptions(),
+                   block_rows: int = 50_000) -> Iterator[SourceTable]:
+    """A source code list in consecutive blocks of at most `block_rows` rows, each a SourceTable
+    with its spreadsheet row numbers; roles are resolved once, from the header, as read_code_list
+    resolves them.
+
+    CSV/TSV files are read block by block (memory does not grow with the file); a workbook sheet
+    is read whole (at most 1,048,576 rows, Excel's limit) and then cut into blocks. Raises
+    CodemapError as read_code_list does, before the first block is yielded.
+    """
+    path = Path(path)
+    if path.suffix.lower() in WORKBOOK_SUFFIXES or not path.exists() or path.is_dir():
+        yield from read_code_list(path, options).blocks(block_rows)
+        return
+    first_row, roles = 2, None
+    for frame in _iter_delimited(path, options.encoding, block_rows):
+        if roles is None:
+            frame.columns = [str(c).strip() for c in frame.columns]
+            _check_header(path, frame.columns)
+            if frame.empty:
+                raise CodemapError(f"{path}: has a header but no data rows")
+            roles = _with_roles(path, frame, options)
+            columns = list(frame.columns)
+        frame.columns = columns
+        yield replace(roles, frame=frame.reset_index(drop=True), first_row=first_row)
+        first_row += len(frame)
+
+
+def _with_roles(path: Path, frame: pd.DataFrame, options: ReadOptions) -> SourceTable:
     columns = list(frame.columns)
     for given in (options.code_col, options.unit_col, options.specimen_col, *options.text_cols):
         if given is not None and given not in columns:

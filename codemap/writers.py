@@ -1,26 +1,35 @@
-"""Write candidates: the xlsx review workbook, or CSV/TSV for pipelines. Always atomically.
+"""Write candidates: the xlsx review workbook, or CSV/TSV/Parquet for pipelines. Always atomically.
+
+A long list is mapped block by block: each finished block is kept as a Parquet part beside the
+output (BlockParts), and write_candidate_parts streams the parts into the output, so neither the
+mapping nor the writing holds the whole list (except the review workbook, at most 1,048,576 rows).
 
 Spreadsheet safety: a cell whose text starts with = + - @ (or a tab or carriage return) would run
 as a formula when a spreadsheet opens the file. The workbook writes every text cell as a string;
 CSV/TSV text cells get a leading apostrophe (the OWASP recommendation), numbers are left alone.
+Parquet keeps values as they are: it is read by data tools, not opened as a spreadsheet.
 """
 from __future__ import annotations
 
+import json
 import math
 import numbers
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from .errors import CodemapError
-from .files import atomic_path
+from .files import atomic_path, remove_stale_temps, sha256_file
 
 # Review states as Usagi names them; equivalence of the target to the source, as in Usagi/FHIR.
 DECISIONS = ["approved", "flagged", "rejected", "ignored", "unchecked"]
 EQUIVALENCES = ["equal", "wider", "narrower", "inexact"]
 REVIEW_COLUMNS = ["decision", "equivalence", "reviewer", "comment"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-OUTPUT_SUFFIXES = {".xlsx", ".csv", ".tsv"}
+OUTPUT_SUFFIXES = {".xlsx", ".csv", ".tsv", ".parquet"}
 EXCEL_MAX_ROWS = 1_048_576
 
 
@@ -29,24 +38,140 @@ def default_output(source: Path) -> Path:
     return source.with_name(f"{source.stem}.codemap.xlsx")
 
 
+def check_output(path: str | Path) -> Path:
+    """The output path, if its suffix is one codemap writes; CodemapError otherwise."""
+    path = Path(path)
+    if path.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise CodemapError(f"{path}: unknown output type {path.suffix or '(none)'}; use .xlsx, "
+                           f".csv, .tsv or .parquet")
+    return path
+
+
 def write_candidates(frame: pd.DataFrame, path: str | Path, run: dict) -> Path:
-    """Write candidates to .xlsx (review workbook), .csv or .tsv, chosen by the suffix.
+    """Write candidates to .xlsx (review workbook), .csv, .tsv or .parquet, chosen by the suffix.
 
     Raises CodemapError for an unknown suffix or more rows than one sheet holds.
     """
-    path = Path(path)
+    return _write_frames(iter([frame]), check_output(path), run)
+
+
+def write_candidate_parts(parts: "BlockParts", path: str | Path, run: dict) -> Path:
+    """Write a streamed run's finished blocks, in order, to one output file (atomically).
+
+    CSV/TSV/Parquet are written part by part; the review workbook is built from all parts at once.
+    Temporary files that a killed earlier write of `path` left behind are removed first.
+    """
+    return _write_frames(parts.frames(), check_output(path), run)
+
+
+def _write_frames(frames: Iterator[pd.DataFrame], path: Path, run: dict) -> Path:
     suffix = path.suffix.lower()
-    if suffix not in OUTPUT_SUFFIXES:
-        raise CodemapError(f"{path}: unknown output type {suffix or '(none)'}; use .xlsx, .csv or .tsv")
+    remove_stale_temps(path)
     with atomic_path(path) as tmp:
         if suffix == ".xlsx":
-            write_review_workbook(frame, tmp, run)
+            write_review_workbook(pd.concat(list(frames), ignore_index=True), tmp, run)
+        elif suffix == ".parquet":
+            _write_parquet(frames, tmp)
         else:
-            escaped = frame.apply(lambda col: col.map(escape_formula)
-                                  if pd.api.types.is_string_dtype(col) else col)
-            escaped.to_csv(tmp, sep="\t" if suffix == ".tsv" else ",", index=False,
-                           encoding="utf-8")
+            with open(tmp, "w", encoding="utf-8", newline="") as handle:
+                for number, frame in enumerate(frames):
+                    escaped = frame.apply(lambda col: col.map(escape_formula)
+                                          if pd.api.types.is_string_dtype(col) else col)
+                    escaped.to_csv(handle, sep="\t" if suffix == ".tsv" else ",", index=False,
+                                   header=number == 0)
     return path
+
+
+def _write_parquet(frames: Iterator[pd.DataFrame], path: Path) -> None:
+    """One row group per frame, with the first frame's schema. A column that is empty (all None)
+    in the first frame is typed as text: empty cells are text columns with nothing in them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for frame in frames:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if writer is None:
+                schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
+                                    for f in table.schema], metadata=table.schema.metadata)
+                writer = pq.ParquetWriter(path, schema)
+            writer.write_table(table.select(writer.schema.names).cast(writer.schema))
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+PARTS_FORMAT = 1
+
+
+@dataclass
+class BlockParts:
+    """A streamed run's finished blocks, kept until its output is written: a run that is killed
+    resumes after them.
+
+    They live in a hidden folder beside the output (`.STEM.parts/`, one for every suffix of the
+    output, so a list too long for .xlsx can be rerun as .csv without mapping it again): one
+    Parquet file per block and a manifest with each block's row count and sha256, and the run's
+    key (source, settings, model, vocabulary). A part that is missing or does not match its
+    checksum is mapped again; a different key starts afresh.
+    """
+
+    folder: Path
+    key: str
+    done: dict = field(default_factory=dict)  # block number → {"rows", "sha256"}
+
+    @classmethod
+    def open(cls, output: str | Path, key: str) -> "BlockParts":
+        output = Path(output)
+        folder = output.with_name(f".{output.stem}.parts")
+        manifest = _read_json(folder / "manifest.json")
+        if manifest.get("format") != PARTS_FORMAT or manifest.get("key") != key:
+            shutil.rmtree(folder, ignore_errors=True)
+            manifest = {}
+        parts = cls(folder, key)
+        for number, entry in manifest.get("parts", {}).items():
+            path = parts.path(int(number))
+            if path.exists() and sha256_file(path) == entry.get("sha256"):
+                parts.done[int(number)] = entry
+        folder.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(folder)
+        return parts
+
+    def path(self, number: int) -> Path:
+        return self.folder / f"{number:06d}.parquet"
+
+    def finished(self, number: int) -> bool:
+        return number in self.done
+
+    def save(self, number: int, frame: pd.DataFrame) -> None:
+        """Keep block `number`'s candidates (atomically; listed in the manifest once on disk)."""
+        with atomic_path(self.path(number)) as tmp:
+            frame.to_parquet(tmp, index=False)
+        self.done[number] = {"rows": len(frame), "sha256": sha256_file(self.path(number))}
+        manifest = {"format": PARTS_FORMAT, "key": self.key,
+                    "parts": {str(n): e for n, e in sorted(self.done.items())}}
+        with atomic_path(self.folder / "manifest.json") as tmp:
+            tmp.write_text(json.dumps(manifest), encoding="utf-8")
+
+    def read(self, number: int, columns: list[str] | None = None) -> pd.DataFrame:
+        return pd.read_parquet(self.path(number), columns=columns)
+
+    def frames(self) -> Iterator[pd.DataFrame]:
+        """The finished blocks in order, one at a time."""
+        for number in sorted(self.done):
+            yield self.read(number)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def escape_formula(value):
