@@ -50,6 +50,18 @@ CacheOption = typer.Option(None, "--cache-dir", help="Index cache folder [defaul
                                                      "$CODEMAP_CACHE_DIR or ~/.cache/codemap].")
 BatchOption = typer.Option(EncoderConfig.batch_size, "--batch-size", min=1, help="Texts per batch.")
 DeviceOption = typer.Option(EncoderConfig.device, "--device", help="auto, cpu or cuda.")
+
+
+class BackendChoice(str, Enum):
+    auto = "auto"
+    torch = "torch"
+    onnx = "onnx"
+
+
+BackendOption = typer.Option(BackendChoice(EncoderConfig.backend), "--backend",
+                             help="auto: ONNX Runtime (a model folder is exported to ONNX once "
+                                  "into the model cache, needing torch that one time), else "
+                                  "PyTorch; torch or onnx to insist on one.")
 TextColOption = typer.Option(None, "--text-col",
                              help="Column holding the text to map; repeat to join several.")
 StoreOption = typer.Option(None, "--store", help="Vocabulary store folder [default: "
@@ -97,6 +109,7 @@ def map_command(
                                            help="Drop candidates whose LOINC property contradicts the unit."),
     batch_size: int = BatchOption,
     device: str = DeviceOption,
+    backend: BackendChoice = BackendOption,
     cache_dir: Optional[Path] = CacheOption,
     memory: Optional[Path] = typer.Option(None, "--memory",
                                           help="Mapping memory (.db): pre-fill sources reviewed "
@@ -129,7 +142,8 @@ def map_command(
         read=ReadOptions(sheet=sheet, encoding=encoding, code_col=code_col,
                          text_cols=tuple(text_col or ()), unit_col=unit_col,
                          specimen_col=specimen_col),
-        encoder=EncoderConfig(model=model, batch_size=batch_size, device=device),
+        encoder=EncoderConfig(model=model, batch_size=batch_size, device=device,
+                              backend=backend.value),
         rank=RankConfig(top_k=top_k, method=method, hide_contradicted=hide_contradicted),
         cache_dir=cache_dir or default_cache_dir(),
         progress=not quiet and sys.stderr.isatty(),
@@ -156,6 +170,7 @@ def eval_command(
     model: str = ModelOption,
     batch_size: int = BatchOption,
     device: str = DeviceOption,
+    backend: BackendChoice = BackendOption,
     cache_dir: Optional[Path] = CacheOption,
     filters: Optional[List[str]] = FilterOption,
     standard_only: bool = StandardOnlyOption,
@@ -175,7 +190,8 @@ def eval_command(
     _setup_logging(False, quiet)
     config = EvalConfig(gold=gold, target=target, gold_col=gold_col,
                         text_cols=tuple(text_col or ()),
-                        encoder=EncoderConfig(model=model, batch_size=batch_size, device=device),
+                        encoder=EncoderConfig(model=model, batch_size=batch_size, device=device,
+                                              backend=backend.value),
                         cache_dir=cache_dir or default_cache_dir(),
                         progress=not quiet and sys.stderr.isatty(),
                         vocab_filter=VocabFilter.from_options(filters, standard_only, lang),

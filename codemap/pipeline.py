@@ -92,7 +92,7 @@ def map_codes(config: MapConfig) -> MapResult:
         "target_notice": vocab.notice,
         "model": encoder.info.id,
         "model_path": str(encoder.info.path),
-        "backend": encoder.info.backend.value,
+        "backend": f"{encoder.variant} on {encoder.provider} (--backend {config.encoder.backend})",
         "pooling": encoder.info.pooling.value,
         "max_length": encoder.info.max_length,
         "top_k": config.rank.top_k,
@@ -112,8 +112,9 @@ def map_codes(config: MapConfig) -> MapResult:
 def evaluate_gold(config: EvalConfig) -> dict:
     """Rank the gold file's queries and score them against its gold codes.
 
-    Returns {"scores": {method: Scores}, "n_pairs", "n_in_target", "target", "model"}. Pairs whose
-    gold code is not in the target are counted but not scored (no method could find them).
+    Returns {"scores": {method: Scores}, "n_pairs", "n_in_target", "target", "model", "backend"}.
+    Pairs whose gold code is not in the target are counted but not scored (no method could find
+    them).
     """
     source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
     if config.gold_col not in source.frame.columns:
@@ -139,7 +140,8 @@ def evaluate_gold(config: EvalConfig) -> dict:
         found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
         scores[method] = score_ranks(gold_ranks(found, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
-            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
+            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
+            "backend": f"{encoder.variant} on {encoder.provider}"}
 
 
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
