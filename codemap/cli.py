@@ -224,7 +224,8 @@ def export_command(
                                           "run) or a hub id."),
     out: Path = typer.Option(..., "--out", "-o", help="Export folder to write (used as --model)."),
     int8: bool = typer.Option(False, "--int8", help="Add a dynamically quantised int8 variant "
-                                                    "(the CPU default when it passes parity)."),
+                                                    "(the CPU default only when its top-1 agrees "
+                                                    "with torch on >= 99 %% of parity queries)."),
     fp16: bool = typer.Option(False, "--fp16", help="Add an fp16 variant for CUDA."),
     optimize: bool = typer.Option(False, "--optimize", help="Fuse the fp32 graph with "
                                                             "onnxruntime's transformer optimiser."),
@@ -254,8 +255,9 @@ def bench_command(
     model: str = ModelOption,
     terms: int = typer.Option(5000, "--terms", "-n", min=100, help="Real terms to embed per method."),
     batch_size: int = BatchOption,
-    export: Optional[Path] = typer.Option(None, "--export", help="An existing export of MODEL "
-                                                                 "[default: export it to a temp folder]."),
+    export: Optional[Path] = typer.Option(None, "--export",
+                                          help="An existing export of MODEL [default: the model "
+                                               "cache's, exported once]."),
 ) -> None:
     """Time one model four ways on the same real terms (torch unsorted, torch sorted, ONNX fp32,
     ONNX int8): terms/s, ratios, peak memory, top-1 agreement (needs the `export` extra).
