@@ -20,6 +20,8 @@ from codemap.onnx_cache import export_folder, runtime_model
 
 from .conftest import DATA, EXAMPLES
 
+SMALL_TARGET = DATA / "loinc_en_small.csv"  # 150 LOINC codes with synonyms: short index builds
+
 pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
@@ -95,8 +97,9 @@ def test_map_records_backend_and_keeps_index_caches_apart(auto_encoder, index_ca
     runs = {}
     for backend in ("torch", "auto"):
         out = tmp_path / f"{backend}.xlsx"
-        result = runner.invoke(app, ["map", str(EXAMPLES / "labs.csv"), "--target", "LOINC",
-                                     "-o", str(out), "--top-k", "2", "--backend", backend,
+        result = runner.invoke(app, ["map", str(EXAMPLES / "labs.csv"), "--target",
+                                     str(SMALL_TARGET), "-o", str(out), "--top-k", "2",
+                                     "--backend", backend,
                                      "--cache-dir", str(cache), "-q"])
         assert result.exit_code == 0, result.output
         book = openpyxl.load_workbook(out, read_only=True)
@@ -116,8 +119,8 @@ def test_map_default_model_without_torch_once_exported(auto_encoder, shared_mode
                                                        index_cache, tmp_path):
     out = tmp_path / "labs.csv"
     done, attempted = run_without_torch(
-        ["map", str(DATA / "labs_de_cp1252.csv"), "--target", "LOINC", "-o", str(out), "-q",
-         "--top-k", "3", "--cache-dir", str(index_cache)], tmp_path, shared_model_cache)
+        ["map", str(DATA / "labs_de_cp1252.csv"), "--target", str(SMALL_TARGET), "-o", str(out),
+         "-q", "--top-k", "3", "--cache-dir", str(index_cache)], tmp_path, shared_model_cache)
     assert done.returncode == 0, done.stderr
     assert attempted == []  # not even a caught attempt to import torch or transformers
     lines = out.read_text(encoding="utf-8").splitlines()
@@ -172,3 +175,17 @@ def test_failed_optional_variant_is_dropped_not_fatal(tiny_model, tmp_path, monk
     assert report["dropped"] == ["int8"] and "int8" in report["variants"]
     assert exported.extra["variants"] == {"fp32": "model.onnx"}
     assert exported.onnx_file == "model.onnx" and not (exported.path / "model.int8.onnx").exists()
+
+
+def test_fp16_is_exported_where_onnxruntime_lists_cuda(monkeypatch):
+    import onnxruntime
+
+    from codemap.onnx_cache import auto_variants
+
+    monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
+    assert auto_variants() == ("fp32", "int8")
+    # onnxruntime-gpu: the fp16 variant is made for CUDA (OnnxBackend runs it with IO binding and
+    # falls back to the CPU file when no GPU answers, see test_export.py).
+    monkeypatch.setattr(onnxruntime, "get_available_providers",
+                        lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    assert auto_variants() == ("fp32", "int8", "fp16")
