@@ -101,8 +101,8 @@ def _export_into(info: ModelInfo, folder: Path) -> None:
     from .export import ExportConfig, export_model  # needs torch: only on the first use
 
     variants = auto_variants()
-    log.warning("exporting %s to ONNX once into %s (1-2 minutes on 2 free cores; later runs load it)",
-                info.id, folder)
+    log.warning("exporting %s to ONNX once into %s (1-2 minutes on 2 free cores; later runs "
+                "load it)", info.id, folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
     try:
