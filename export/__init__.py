@@ -125,7 +125,9 @@ def _write_variants(convert, model, source: ModelInfo, folder: Path, config: Exp
 
 def _export_info(source: ModelInfo, folder: Path, tokenizer, variants: dict,
                  config: ExportConfig) -> ModelInfo:
+    # multilingual: the export has no config.json to read the vocabulary size from.
     extra = {**source.extra, "source_model": source.id, "variants": variants,
+             "multilingual": source.multilingual(),
              "optimized": config.optimize, "pad_id": int(tokenizer.pad_token_id or 0),
              "pad_token": str(tokenizer.pad_token or "[PAD]")}
     # fp32 until parity has been measured; _cpu_file then picks the CPU file.
