@@ -35,7 +35,7 @@ class ExportConfig:
     model: str  # "default", a checkpoint folder or a hub id (as --model)
     out: Path
     fp16: bool = False  # add model.fp16.onnx, used on CUDA
-    int8: bool = False  # add model.int8.onnx and make it the CPU default
+    int8: bool = False  # add model.int8.onnx (the CPU default if it agrees with torch, see _cpu_file)
     optimize: bool = False  # fuse attention/LayerNorm/GELU with onnxruntime's optimiser
     parity_terms: int | None = None  # cap on parity queries (None: all LOINC short names)
     # Drop an int8/fp16 variant that fails parity instead of failing the export (used by the
