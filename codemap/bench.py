@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -19,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import EncoderConfig
+from .config import EncoderConfig, default_cache_dir, model_cache_dir
 from .encoder import Encoder, TorchBackend
 from .errors import CodemapError
 from .models import Backend, resolve_model
+from .onnx_cache import runtime_model
 from .vocab import builtin_loinc
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class BenchConfig:
     model: str = "default"  # a torch model (as --model); it is exported to ONNX for (c) and (d)
     terms: int = 5000
     batch_size: int = 64
-    export: Path | None = None  # an existing export of `model`; exported to a temp folder if None
+    export: Path | None = None  # an existing export of `model`; the model cache's if None
 
 
 @dataclass(frozen=True)
@@ -77,29 +77,23 @@ def run_bench(config: BenchConfig) -> tuple[list[BenchRow], dict]:
                            f"pass the checkpoint, and the export with --export")
     terms, queries, corpus = bench_terms(config.terms)
     enc_config = EncoderConfig(model=config.model, batch_size=config.batch_size, device="cpu")
-    with tempfile.TemporaryDirectory(prefix="codemap-bench-") as tmp:
-        export = Path(config.export) if config.export else _export(config.model, Path(tmp))
-        onnx_info = resolve_model(str(export))
-        torch_encoder = Encoder(info, enc_config)
-        runs = [("a torch fp32, fixed unsorted batches",
-                 lambda: _reference(torch_encoder._backend, terms, config.batch_size)),
-                ("b torch fp32, length-sorted (Encoder)", lambda: torch_encoder.encode(terms))]
-        for variant, filename in onnx_info.extra.get("variants", {}).items():
-            if variant == "fp16":
-                continue  # CPU bench; fp16 runs only on CUDA
-            encoder = Encoder(dataclasses.replace(onnx_info, onnx_file=filename), enc_config)
-            runs.append((f"{chr(ord('a') + len(runs))} onnx {variant}",
-                         lambda e=encoder: e.encode(terms)))
-        rows = _measure(runs, terms, queries, corpus)
-    return rows, {"terms": len(terms), "queries": queries.stop, "corpus": corpus.stop - corpus.start, "batch_size": config.batch_size,
-                  "model": config.model, "export": str(config.export or "temporary")}
-
-
-def _export(model: str, folder: Path) -> Path:
-    from .export import ExportConfig, export_model  # needs torch, which (a) and (b) need anyway
-
-    return export_model(ExportConfig(model=model, out=folder / "onnx", int8=True,
-                                     parity_terms=200)).folder
+    # The export `--backend auto` uses (made once into the model cache if missing), unless given.
+    onnx_info = (resolve_model(str(config.export)) if config.export
+                 else runtime_model(info, "onnx", model_cache_dir(default_cache_dir())))
+    torch_encoder = Encoder(info, enc_config)
+    runs = [("a torch fp32, fixed unsorted batches",
+             lambda: _reference(torch_encoder._backend, terms, config.batch_size)),
+            ("b torch fp32, length-sorted (Encoder)", lambda: torch_encoder.encode(terms))]
+    for variant, filename in onnx_info.extra.get("variants", {}).items():
+        if variant == "fp16":
+            continue  # CPU bench; fp16 runs only on CUDA
+        encoder = Encoder(dataclasses.replace(onnx_info, onnx_file=filename), enc_config)
+        runs.append((f"{chr(ord('a') + len(runs))} onnx {variant}",
+                     lambda e=encoder: e.encode(terms)))
+    rows = _measure(runs, terms, queries, corpus)
+    return rows, {"terms": len(terms), "queries": queries.stop, "corpus": corpus.stop - corpus.start,
+                  "batch_size": config.batch_size, "model": config.model,
+                  "export": str(onnx_info.path)}
 
 
 def _reference(backend: TorchBackend, terms: list[str], batch_size: int) -> np.ndarray:

@@ -14,6 +14,15 @@ def default_cache_dir() -> Path:
     return Path(base) / "codemap"
 
 
+def model_cache_dir(cache_dir: Path) -> Path:
+    """Where ONNX exports made on first use are kept: $CODEMAP_MODEL_CACHE, else
+    <cache_dir>/models. Separate from the index cache so that many index caches (one per test,
+    one per project) can share one export of the same model."""
+    if os.environ.get("CODEMAP_MODEL_CACHE"):
+        return Path(os.environ["CODEMAP_MODEL_CACHE"])
+    return Path(cache_dir) / "models"
+
+
 @dataclass(frozen=True)
 class VocabFilter:
     """Which part of a target vocabulary to map onto (`--filter`, `--standard-only`, `--lang`)."""
@@ -71,6 +80,9 @@ class EncoderConfig:
     model: str = "default"  # "default", "multilingual", a folder, an ONNX export or a hub id
     batch_size: int = 64
     device: str = "auto"  # "auto", "cpu" or "cuda"
+    # "auto": ONNX Runtime when the model is an export or can be exported once into the model
+    # cache (needs torch that one time), else PyTorch; "torch" or "onnx" to insist on one.
+    backend: str = "auto"
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,26 @@ class Encoder:
 
     @classmethod
     def load(cls, config: EncoderConfig = EncoderConfig(), cache_dir=None) -> "Encoder":
-        """Resolve `config.model` and load it (a converted model is kept under `cache_dir`).
-        Raises CodemapError for a bad model spec."""
-        return cls(resolve_model(config.model, cache_dir), config)
+        """Resolve `config.model` and load it with `config.backend` (auto: its ONNX export, made
+        once into the model cache under `cache_dir` when needed; see codemap.onnx_cache).
+        Raises CodemapError for a bad model spec or a backend this machine cannot run."""
+        from .config import default_cache_dir, model_cache_dir
+        from .onnx_cache import runtime_model
+
+        cache_dir = cache_dir or default_cache_dir()
+        info = resolve_model(config.model, cache_dir)
+        return cls(runtime_model(info, config.backend, model_cache_dir(cache_dir)), config)
+
+    @property
+    def variant(self) -> str:
+        """What computes the vectors, e.g. "torch", "onnx-fp32", "onnx-int8": index caches key
+        on it, so vectors of different runtimes or precisions are never mixed."""
+        return self._backend.variant
+
+    @property
+    def provider(self) -> str:
+        """Where it runs: torch's device ("cpu", "cuda") or an ONNX Runtime execution provider."""
+        return self._backend.provider
 
     def encode(self, texts: list[str], *, batch_size: int | None = None,
                progress: bool = False, desc: str = "embedding") -> np.ndarray:
@@ -78,6 +95,8 @@ class TorchBackend:
         except (OSError, ValueError) as exc:
             raise CodemapError(f"{info.path}: could not load the model ({str(exc).splitlines()[0]})") from None
         self.dim = int(self.model.config.hidden_size)
+        self.variant = "torch"
+        self.provider = self.device
 
     def embed(self, texts: list[str]) -> np.ndarray:
         torch = self.torch

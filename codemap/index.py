@@ -50,7 +50,10 @@ class NameIndex:
 
 
 def index_key(encoder: Encoder, vocab: Vocabulary) -> str:
-    return sha256_text(str(INDEX_FORMAT), encoder.info.fingerprint(), vocab.content_hash)[:24]
+    # The variant keeps torch, ONNX fp32 and int8 vectors apart even when one export folder
+    # holds several precisions (the fingerprint hashes all its weight files).
+    return sha256_text(str(INDEX_FORMAT), encoder.info.fingerprint(), encoder.variant,
+                       vocab.content_hash)[:24]
 
 
 def load_or_build_index(vocab: Vocabulary, encoder: Encoder, cache_dir: Path, *,
@@ -158,7 +161,7 @@ def _build(folder: Path, vocab: Vocabulary, encoder: Encoder, progress: bool) ->
             np.save(handle, vectors)
     manifest = {"format": INDEX_FORMAT, "vocabulary": vocab.id, "version": vocab.version,
                 "vocab_hash": vocab.content_hash, "model": encoder.info.id,
-                "count": len(names), "dim": encoder.dim,
+                "variant": encoder.variant, "count": len(names), "dim": encoder.dim,
                 "sha256": sha256_file(folder / "vectors.npy")}
     # The manifest is written last: its presence says the vectors beside it are complete.
     with atomic_path(folder / "manifest.json") as tmp:

@@ -37,7 +37,9 @@ class OnnxBackend:
         self.ort = ort
         self.info = info
         self.tokenizer = _load_tokenizer(Tokenizer, info)
-        self.session, self.provider = _open_session(ort, info, config.device)
+        self.session, self.provider, onnx_file = _open_session(ort, info, config.device)
+        names = {file: name for name, file in info.extra.get("variants", {}).items()}
+        self.variant = f"onnx-{names.get(onnx_file, onnx_file)}"
         self.dim = int(self.session.get_outputs()[0].shape[-1])
         self._input_names = {i.name for i in self.session.get_inputs()}
 
@@ -76,7 +78,8 @@ def _load_tokenizer(tokenizer_class, info: ModelInfo):
 
 
 def _open_session(ort, info: ModelInfo, device: str):
-    """(session, provider): CUDA with the fp16 variant when usable, else CPU with `onnx_file`."""
+    """(session, provider, file): CUDA with the fp16 variant when usable, else CPU with
+    `onnx_file` (int8 only when the export found it agrees with torch, see export.parity)."""
     variants = info.extra.get("variants", {})
     cuda_listed = CUDA in ort.get_available_providers()
     if device == "cuda" and not cuda_listed:
@@ -88,12 +91,12 @@ def _open_session(ort, info: ModelInfo, device: str):
         # onnxruntime-gpu lists CUDA even on a machine without a GPU, then silently runs on CPU.
         if CUDA in session.get_providers():
             log.info("ONNX model %s on CUDA", gpu_file)
-            return session, CUDA
+            return session, CUDA, gpu_file
         if device == "cuda":
             raise CodemapError("--device cuda was asked for, but onnxruntime could not start "
                                "CUDA (no GPU or no CUDA libraries)")
         log.info("CUDA provider listed but unusable; running %s on CPU", info.onnx_file)
-    return _session(ort, info.path / info.onnx_file, [CPU]), CPU
+    return _session(ort, info.path / info.onnx_file, [CPU]), CPU, info.onnx_file
 
 
 def _session(ort, path: Path, providers: list[str]):

@@ -123,7 +123,8 @@ class Mapper:
             "target_notice": vocab.notice,
             "model": info.id,
             "model_path": str(info.path),
-            "backend": info.backend.value,
+            "backend": f"{self.encoder.variant} on {self.encoder.provider} "
+                       f"(--backend {self.config.encoder.backend})",
             "pooling": info.pooling.value,
             "max_length": info.max_length,
             "top_k": self.rank.top_k,
@@ -259,8 +260,9 @@ def _run_sheet(config: MapConfig, source: SourceTable, mapper: Mapper, language:
 def evaluate_gold(config: EvalConfig) -> dict:
     """Rank the gold file's queries and score them against its gold codes.
 
-    Returns {"scores": {method: Scores}, "n_pairs", "n_in_target", "target", "model"}. Pairs whose
-    gold code is not in the target are counted but not scored (no method could find them).
+    Returns {"scores": {method: Scores}, "n_pairs", "n_in_target", "target", "model", "backend"}.
+    Pairs whose gold code is not in the target are counted but not scored (no method could find
+    them).
     """
     source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
     if config.gold_col not in source.frame.columns:
@@ -291,7 +293,8 @@ def evaluate_gold(config: EvalConfig) -> dict:
         scores[method] = score_ranks(gold_ranks(found, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
-            "encoder_weight": base.encoder_weight, "source_language": language.describe()}
+            "encoder_weight": base.encoder_weight, "source_language": language.describe(),
+            "backend": f"{encoder.variant} on {encoder.provider}"}
 
 
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:

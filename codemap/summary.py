@@ -40,7 +40,8 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
 def print_eval_table(report: dict, console: Console | None = None) -> None:
     """A table of acc@k and MRR per ranking method."""
     console = console or Console(highlight=False)
-    console.print(f"target {report['target']}; model {report['model']}; "
+    console.print(f"target {report['target']}; model {report['model']} "
+                  f"({report.get('backend', 'torch')}); "
                   f"{report['n_in_target']} of {report['n_pairs']} gold pairs have their code "
                   f"in the target")
     if "encoder_weight" in report:

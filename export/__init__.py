@@ -35,9 +35,12 @@ class ExportConfig:
     model: str  # "default", a checkpoint folder or a hub id (as --model)
     out: Path
     fp16: bool = False  # add model.fp16.onnx, used on CUDA
-    int8: bool = False  # add model.int8.onnx and make it the CPU default
+    int8: bool = False  # add model.int8.onnx (the CPU default if it agrees with torch, see _cpu_file)
     optimize: bool = False  # fuse attention/LayerNorm/GELU with onnxruntime's optimiser
     parity_terms: int | None = None  # cap on parity queries (None: all LOINC short names)
+    # Drop an int8/fp16 variant that fails parity instead of failing the export (used by the
+    # automatic export on first use, which must not stop a mapping run over an optional variant).
+    drop_failed_variants: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,9 @@ class ExportResult:
     seconds: float
 
 
-def export_model(config: ExportConfig) -> ExportResult:
-    """Export `config.model` into `config.out`; see the module docstring.
+def export_model(config: ExportConfig, source: ModelInfo | None = None) -> ExportResult:
+    """Export `config.model` (or the already resolved `source`) into `config.out`; see the module
+    docstring.
 
     Raises CodemapError for a folder that is not a model, an unsupported architecture, an `--out`
     that holds something other than a codemap export, or a failed parity check (the staging
@@ -58,7 +62,7 @@ def export_model(config: ExportConfig) -> ExportResult:
     from . import convert, parity
 
     started = time.perf_counter()
-    source = resolve_model(config.model)
+    source = source or resolve_model(config.model)
     if source.backend is Backend.ONNX:
         raise CodemapError(f"{source.path}: already an ONNX export; pass the PyTorch checkpoint")
     out = Path(config.out)
@@ -75,10 +79,16 @@ def export_model(config: ExportConfig) -> ExportResult:
     try:
         report = parity.check_parity(source, info, variants, terms)
     except CodemapError as error:
-        _write_json(staging / PARITY_REPORT, getattr(error, "report", {}))
-        raise CodemapError(f"{error} — report kept in {staging / PARITY_REPORT}") from None
+        report = getattr(error, "report", {})
+        _write_json(staging / PARITY_REPORT, report)
+        if not _droppable(report, config):
+            raise CodemapError(f"{error} — report kept in {staging / PARITY_REPORT}") from None
+        log.warning("%s; dropping the failed variant(s)", error)
+        variants = _drop_failed(report, variants, staging)
     _write_json(staging / PARITY_REPORT, report)
-    info = dataclasses.replace(info, extra={**info.extra, "parity": _summary(report)})
+    info = dataclasses.replace(info, onnx_file=_cpu_file(report, variants),
+                               extra={**info.extra, "variants": variants,
+                                      "parity": _summary(report)})
     write_manifest(staging, info)
     _write_card(staging / MODEL_CARD, source, info, report)
     shutil.rmtree(out, ignore_errors=True)
@@ -115,14 +125,44 @@ def _write_variants(convert, model, source: ModelInfo, folder: Path, config: Exp
 
 def _export_info(source: ModelInfo, folder: Path, tokenizer, variants: dict,
                  config: ExportConfig) -> ModelInfo:
+    # multilingual: the export has no config.json to read the vocabulary size from.
     extra = {**source.extra, "source_model": source.id, "variants": variants,
+             "multilingual": source.multilingual(),
              "optimized": config.optimize, "pad_id": int(tokenizer.pad_token_id or 0),
              "pad_token": str(tokenizer.pad_token or "[PAD]")}
-    # The CPU runtime runs onnx_file: int8 when exported, it is 3x faster at parity-checked quality.
-    cpu_file = variants.get("int8", variants["fp32"])
+    # fp32 until parity has been measured; _cpu_file then picks the CPU file.
     return ModelInfo(id=str(folder), path=folder, backend=Backend.ONNX, pooling=source.pooling,
                      max_length=source.max_length, normalize=source.normalize,
-                     prefix=source.prefix, onnx_file=cpu_file, extra=extra)
+                     prefix=source.prefix, onnx_file=variants["fp32"], extra=extra)
+
+
+def _cpu_file(report: dict, variants: dict) -> str:
+    """The file the CPU runtime runs: int8 (2-3x faster than fp32) only when its top-1 agrees
+    with torch on parity.MIN_DEFAULT_AGREEMENT of the queries, else fp32 (equal to torch)."""
+    from .parity import MIN_DEFAULT_AGREEMENT
+
+    int8 = report["variants"].get("int8")
+    if "int8" in variants and int8 and int8["top1_agreement"] >= MIN_DEFAULT_AGREEMENT:
+        return variants["int8"]
+    return variants["fp32"]
+
+
+def _droppable(report: dict, config: ExportConfig) -> bool:
+    results = report.get("variants", {})
+    return (config.drop_failed_variants and "fp32" in results
+            and not results["fp32"].get("failure"))
+
+
+def _drop_failed(report: dict, variants: dict, folder: Path) -> dict:
+    kept = {}
+    for name, filename in variants.items():
+        if report["variants"][name].get("failure"):
+            (folder / filename).unlink(missing_ok=True)
+        else:
+            kept[name] = filename
+    report["passed"] = True
+    report["dropped"] = sorted(set(variants) - set(kept))
+    return kept
 
 
 def _summary(report: dict) -> dict:

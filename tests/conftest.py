@@ -27,6 +27,37 @@ def default_encoder():
     return Encoder.load()
 
 
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """A random 2-layer BERT with the default model's fast tokenizer (mechanics only)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from codemap.models import default_model_path
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    config = transformers.BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=64,
+                                     max_position_embeddings=64)
+    torch.manual_seed(0)
+    transformers.BertModel(config).eval().save_pretrained(folder)
+    transformers.AutoTokenizer.from_pretrained(default_model_path()).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory) -> Path:
+    """One model cache for the whole session: `--backend auto` exports the default model to ONNX
+    once (codemap.onnx_cache), however many tests and index caches use it."""
+    folder = tmp_path_factory.mktemp("model-cache")
+    previous = os.environ.get("CODEMAP_MODEL_CACHE")
+    os.environ["CODEMAP_MODEL_CACHE"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("CODEMAP_MODEL_CACHE", None)
+    else:
+        os.environ["CODEMAP_MODEL_CACHE"] = previous
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(monkeypatch, tmp_path):
     # Commands that fall back to the default cache folder must not write to the user's home.

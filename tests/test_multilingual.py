@@ -32,7 +32,10 @@ def multilingual_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def multilingual_encoder(multilingual_cache):
-    return Encoder.load(EncoderConfig(model="multilingual", device="cpu"), multilingual_cache)
+    # torch: these tests check the conversion itself; exporting e5-small to ONNX (--backend auto)
+    # would add minutes to the suite and is covered for the default model in test_onnx_auto.py.
+    return Encoder.load(EncoderConfig(model="multilingual", device="cpu", backend="torch"),
+                        multilingual_cache)
 
 
 def real_terms() -> list[str]:
@@ -95,7 +98,7 @@ def test_german_lab_list_maps_onto_english_loinc(multilingual_cache, tmp_path, m
     out = tmp_path / "labs_de.codemap.xlsx"
     result = runner.invoke(app, ["map", str(EXAMPLES / "labs_de.csv"), "--target", str(SMALL_TARGET),
                                  "--model", "multilingual", "--method", method, "-o", str(out),
-                                 "--cache-dir", str(multilingual_cache)])
+                                 "--cache-dir", str(multilingual_cache), "--backend", "torch"])
     assert result.exit_code == 0, result.output
     assert "language de (detected" in _flat(result.output)
     book = openpyxl.load_workbook(out)
