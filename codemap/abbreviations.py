@@ -109,8 +109,8 @@ def learn_abbreviations(pairs: Iterable[tuple[str, str]], min_support: int = 3,
             if key in word_set or len(key) < 2 or key.isdigit() or key in _NOT_ABBREVIATIONS:
                 continue
             seen[key] += 1
-            cooc[key].update(word_set)
-            hits = {(w, "spelling") for w in word_set if _spelled_from(key, w)}
+            cooc[key].update(list(dict.fromkeys(words)))  # ordered: ties break the same every run
+            hits = {(w, "spelling") for w in words if _spelled_from(key, w)}
             hits |= set(_phrase_matches(token, words))
             for hit in hits:
                 votes[key][hit] += 1
@@ -131,7 +131,7 @@ def _best_vote(votes: Counter, count: int, min_support: int, min_share: float):
     if not votes:
         return None
     # Longer phrases first among equals: "serum or plasma" beats "serum" for "serpl".
-    (expansion, how), support = max(votes.items(), key=lambda kv: (kv[1], len(kv[0][0])))
+    (expansion, how), support = max(votes.items(), key=lambda kv: (kv[1], len(kv[0][0]), kv[0]))
     if support < min_support or support / count < min_share:
         return None
     return expansion, how, support
@@ -147,7 +147,7 @@ def _best_cooccurrence(cooc: Counter, count: int, word_pairs: Counter, n: int, m
              and len(w) > 2 and not w.isdigit() and w not in _LINK_WORDS]
     if not words:
         return None
-    words.sort(key=lambda w: order.get(w, 0))
+    words.sort(key=lambda w: (order.get(w, 0), w))
     return " ".join(words), "co-occurrence", min(cooc[w] for w in words)
 
 
