@@ -118,6 +118,10 @@ def map_command(
                                help="Ranking: hybrid (embedding + lexical + evidence), encoder or lexical."),
     hide_contradicted: bool = typer.Option(False, "--hide-contradicted",
                                            help="Drop candidates whose LOINC property contradicts the unit."),
+    expand_abbreviations: bool = typer.Option(
+        False, "--expand-abbreviations",
+        help="Expand lab abbreviations learned from LOINC short names (Hgb, SerPl, Ur) in the "
+             "texts and the target's short names."),
     encoder_weight: Optional[float] = WeightOption,
     batch_size: int = BatchOption,
     device: str = DeviceOption,
@@ -169,7 +173,8 @@ def map_command(
         encoder=EncoderConfig(model=model, batch_size=batch_size, device=device,
                               backend=backend.value),
         rank=_rank_config(encoder_weight, top_k=top_k, method=method,
-                          hide_contradicted=hide_contradicted),
+                          hide_contradicted=hide_contradicted,
+                          expand_abbreviations=expand_abbreviations),
         cache_dir=cache_dir or default_cache_dir(),
         progress=not quiet and sys.stderr.isatty(),
         memory=memory,

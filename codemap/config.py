@@ -114,6 +114,12 @@ class RankConfig:
     pool: int = 50
     unit_evidence: bool = True
     specimen_evidence: bool = True
+    category_evidence: bool = True  # source category/department → LOINC CLASS
+    usage_evidence: bool = True  # LOINC common test rank: prefer commonly ordered tests
+    # Expand lab abbreviations learned from LOINC short/long names (codemap.abbreviations) in the
+    # source texts and the target's short names. Off by default: it helps short-name-style lists
+    # and costs a little on full-English ones (README, "Hybrid lab ranking").
+    expand_abbreviations: bool = False
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
 

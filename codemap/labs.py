@@ -8,7 +8,9 @@ Serum or Plasma"). Source specimens and LOINC systems are both reduced to a spec
 from __future__ import annotations
 
 import functools
+import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -43,6 +45,38 @@ SPECIMEN_GROUPS = [
     ("fluid", ("body fluid", "fluid", "pleural", "peritoneal", "ascites", "synovial",
                "joint", "pericardial", "fld", "amniotic")),
 ]
+
+
+# LOINC CLASS → words of its title (LOINC Users' Guide, "LOINC classes") plus the usual local
+# department names in English, German, French and Spanish, folded to ASCII. A source category
+# agrees with a class when one of its words starts with one of these stems.
+CLASS_WORDS = {
+    "CHEM": ("chemistry", "chemie", "chimie", "quimica", "biochem", "blood gas", "blutgas",
+             "gasometr", "electrolyt"),
+    "HEM/BC": ("hematology", "haematology", "hamatolog", "hematolog", "cell count", "blood count",
+               "blutbild", "cbc"),
+    "COAG": ("coagulation", "hemostasis", "haemostasis", "gerinnung", "hamostas", "coagul"),
+    "UA": ("urinalysis", "urine", "urin", "harn"),
+    "MICRO": ("microbiology", "mikrobiolog", "microbiolog", "culture", "bacteriolog",
+              "virolog", "parasitolog", "mycolog"),
+    "SERO": ("serology", "serolog", "immunology", "immunolog", "infectious", "infektions"),
+    "DRUG/TOX": ("toxicology", "toxikolog", "toxicolog", "drug", "therapeutic drug",
+                 "medikament", "farmaco", "pharmaco"),
+    "ABXBACT": ("susceptibility", "antibiogram", "antibiogramm", "resistenz"),
+    "ALLERGY": ("allergy", "allergolog", "allergie", "alergia"),
+    "BLDBK": ("blood bank", "transfusion", "immunohematolog", "immunhamatolog", "blutbank"),
+    "CELLMARK": ("cell marker", "flow cytometry", "immunophenotyp", "durchflusszytometr"),
+    "CHAL": ("challenge", "function test", "funktionstest", "belastung"),
+    "CYTO": ("cytology", "zytolog", "cytolog"),
+    "FERT": ("fertility", "andrology", "semen", "sperm", "fertilit"),
+    "HLA": ("hla", "histocompatib", "tissue typing"),
+    "MOLPATH": ("molecular", "genetic", "molekular", "genetik", "molecul"),
+    "PATH": ("pathology", "patholog", "histolog"),
+    "SPEC": ("specimen",),
+}
+CATEGORY_HEADERS = {"category", "class", "labclass", "section", "labsection", "department",
+                    "kategorie", "bereich", "fachbereich", "abteilung", "categorie", "categoria",
+                    "rubrik", "group", "testgroup"}
 
 
 def property_from_name(long_name: str) -> str:
@@ -122,7 +156,78 @@ class SpecimenScorer:
         return Evidence(self.mismatch, f"specimen {row['specimen']} ≠ {concept.get('system')}")
 
 
-def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True) -> list:
+def _fold(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    return " " + re.sub(r"[^a-z0-9]+", " ", folded.lower()).strip() + " "
+
+
+def category_classes(category: str) -> frozenset[str]:
+    """LOINC CLASS stems a local category (department, section) points to; empty when unknown."""
+    text = _fold(category)
+    if not text.strip():
+        return frozenset()
+    return frozenset(cls for cls, stems in CLASS_WORDS.items()
+                     if any(f" {stem}" in text for stem in stems)
+                     or f" {_fold(cls).strip()} " in text)
+
+
+def class_stem(loinc_class: str) -> str:
+    """The CLASS_WORDS key of a LOINC class: "MOLPATH.MUT" → "MOLPATH", "Chem" → "CHEM"."""
+    upper = str(loinc_class or "").strip().upper()
+    return upper if upper in CLASS_WORDS else upper.split(".")[0]
+
+
+def row_category(row: Mapping[str, str]) -> str:
+    """The row's category/department/section column value, "" when the list has none."""
+    for key, value in row.items():
+        if re.sub(r"[^a-z0-9]", "", str(key).lower()) in CATEGORY_HEADERS and value:
+            return str(value)
+    return ""
+
+
+@dataclass(frozen=True)
+class CategoryScorer:
+    """Prefer candidates whose LOINC CLASS fits the row's category ("Chemistry" → CHEM).
+
+    Only a bonus: local departments file tests where LOINC does not (MIMIC-IV files urinalysis under
+    Hematology), so a class outside the category is no evidence against a candidate.
+    """
+
+    match: float = 0.03
+    name: str = "category"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        category = row_category(row)
+        wanted = category_classes(category)
+        target = class_stem(str(concept.get("class", "") or ""))
+        if not wanted or not target or target not in wanted:
+            return NO_EVIDENCE
+        return Evidence(self.match, f"category {category} fits class {concept.get('class')}")
+
+
+@dataclass(frozen=True)
+class UsageScorer:
+    """Prefer commonly ordered tests: LOINC's common test rank (1 = most common; 0 or blank =
+    unranked), on a log scale, as RELMA sorts by it. Local lists are dominated by common tests."""
+
+    weight: float = 0.08
+    scale: float = 10_000.0  # ranks at or beyond this get no bonus
+    name: str = "usage"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        try:
+            rank = int(float(concept.get("rank", 0) or 0))
+        except (TypeError, ValueError):
+            return NO_EVIDENCE
+        bonus = self.weight * max(0.0, 1 - math.log(rank) / math.log(self.scale)) if rank > 0 else 0
+        if bonus <= 0:
+            return NO_EVIDENCE
+        return Evidence(bonus, f"common test rank {rank}")
+
+
+def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True,
+                category: bool = True, usage: bool = True) -> list:
     """The lab evidence scorers, each switchable for ablations."""
-    scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen))
+    scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen),
+               (CategoryScorer(), category), (UsageScorer(), usage))
     return [s for s, on in scorers if on]

@@ -21,7 +21,7 @@ from .vocab import Vocabulary
 
 log = logging.getLogger(__name__)
 
-LEXICAL_FORMAT = 1
+LEXICAL_FORMAT = 2  # 2: binary term frequency
 NGRAMS = (2, 4)  # character n-gram lengths, within word boundaries
 
 
@@ -47,7 +47,10 @@ class LexicalIndex:
 
 
 def _vectorizer(vocabulary=None) -> TfidfVectorizer:
-    return TfidfVectorizer(analyzer="char_wb", ngram_range=NGRAMS, sublinear_tf=True,
+    # Binary term frequency: a name that repeats a word ("Hemoglobin A/Hemoglobin.total") must not
+    # outscore the plain name ("Hemoglobin [Mass/volume] in Blood") on a bare "Hemoglobin".
+    # MIMIC-IV dev labels, hybrid: acc@1 0.514 → 0.537 (README, "Hybrid lab ranking").
+    return TfidfVectorizer(analyzer="char_wb", ngram_range=NGRAMS, binary=True,
                            dtype=np.float32, vocabulary=vocabulary)
 
 

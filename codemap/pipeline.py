@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from .abbreviations import expand_abbreviations, with_expanded_short_names
 from .config import EvalConfig, MapConfig, RankConfig, ReadOptions
 from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .encoder import Encoder
@@ -80,6 +81,7 @@ class Mapper:
         clock = time.perf_counter()
         vocab = load_target(config.target, config.vocab_filter,
                             config.store_dir or config.cache_dir / "store")
+        vocab, _ = with_abbreviations(vocab, config.rank)
         t_vocab = time.perf_counter()
         encoder = Encoder.load(config.encoder, config.cache_dir)
         t_model = time.perf_counter()
@@ -99,10 +101,12 @@ class Mapper:
 
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
-        queries = self.encoder.encode(source.query_texts, progress=self.config.progress,
-                                      desc="embedding source")
-        found = rank_hybrid(self.index, self.lexical, self.vocab, queries, row_fields(source),
-                            self.scorers, self.rank)
+        expand = text_expander(self.vocab, self.rank)
+        queries = self.encoder.encode([expand(t) for t in source.query_texts],
+                                      progress=self.config.progress, desc="embedding source")
+        rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
+        found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
+                            self.rank)
         candidates = _join_source(source, source.texts, found)
         if self.config.memory is not None:
             from .memory import prefill
@@ -274,22 +278,22 @@ def evaluate_gold(config: EvalConfig) -> dict:
             for value in source.frame[config.gold_col]]
     names, query_texts = source.texts, source.query_texts
     keep = [i for i, codes in enumerate(gold) if codes & known and names[i]]
-    texts = [query_texts[i] for i in keep]
     gold = [gold[i] for i in keep]
     encoder = Encoder.load(config.encoder, config.cache_dir)
-    index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
-    queries = encoder.encode(texts, progress=config.progress, desc="embedding queries")
     fields = row_fields(source)
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
-    with_axes(vocab)
-    lexical = load_or_build_lexical(vocab, config.cache_dir)
-    language = source_language(texts, None)
+    language = source_language([query_texts[i] for i in keep], None)
     base = for_languages(config.rank, language.lang if language.method != "uncertain" else "",
                          names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist()),
                          encoder.info.multilingual())
+    prepared = {}  # expand_abbreviations → (vocabulary, index, lexical, queries, rows)
     scores = {}
     for method, rank in eval_methods(base, drugs=is_drug_vocabulary(vocab)).items():
-        found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
+        if rank.expand_abbreviations not in prepared:
+            prepared[rank.expand_abbreviations] = _prepare_eval(vocab, encoder, rows, rank, config)
+        used, index, lexical, queries, ranked_rows = prepared[rank.expand_abbreviations]
+        found = rank_hybrid(index, lexical, used, queries, ranked_rows, evidence_scorers(used, rank),
+                            rank)
         scores[method] = score_ranks(gold_ranks(found, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
@@ -297,10 +301,23 @@ def evaluate_gold(config: EvalConfig) -> dict:
             "backend": f"{encoder.variant} on {encoder.provider}"}
 
 
+def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: RankConfig,
+                  config: EvalConfig) -> tuple:
+    """Vocabulary, indexes and query vectors for one setting of `rank.expand_abbreviations`."""
+    vocab, expand = with_abbreviations(vocab, rank)
+    rows = [{**row, "text": expand(row["text"])} for row in rows]
+    index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
+    queries = encoder.encode([row["text"] for row in rows], progress=config.progress,
+                             desc="embedding queries")
+    with_axes(vocab)
+    return vocab, index, load_or_build_lexical(vocab, config.cache_dir), queries, rows
+
+
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
     """The rankings `codemap eval` compares side by side: each alone, fused, and ablations of the
     target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
-    plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False)
+    plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False,
+                    category_evidence=False, usage_evidence=False, expand_abbreviations=False)
     if drugs:
         return {
             "encoder": replace(plain, method="encoder"),
@@ -316,6 +333,9 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
         "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
         "hybrid + unit": replace(plain, method="hybrid", unit_evidence=True),
         "hybrid + specimen": replace(plain, method="hybrid", specimen_evidence=True),
+        "hybrid + category": replace(plain, method="hybrid", category_evidence=True),
+        "hybrid + usage": replace(plain, method="hybrid", usage_evidence=True),
+        "hybrid + abbreviations": replace(plain, method="hybrid", expand_abbreviations=True),
         "hybrid (all evidence)": replace(base, method="hybrid"),
     }
 
@@ -324,7 +344,8 @@ def evidence_scorers(vocab: Vocabulary, rank: RankConfig) -> list:
     """The evidence scorers for the target's domain, as switched on in `rank`."""
     if is_drug_vocabulary(vocab):
         return drug_scorers(vocab.concepts) if rank.drug_evidence else []
-    return lab_scorers(rank.unit_evidence, rank.specimen_evidence)
+    return lab_scorers(rank.unit_evidence, rank.specimen_evidence,
+                       category=rank.category_evidence, usage=rank.usage_evidence)
 
 
 def row_fields(source: SourceTable) -> list[dict]:
@@ -335,6 +356,20 @@ def row_fields(source: SourceTable) -> list[dict]:
     records = source.frame.to_dict("records")
     return [{**record, "text": t, "unit": u, "specimen": s}
             for record, t, u, s in zip(records, texts, units, specimens)]
+
+
+def text_expander(vocab: Vocabulary, rank: RankConfig):
+    """`expand_abbreviations` with `rank.expand_abbreviations` and a LOINC target, else identity."""
+    if rank.expand_abbreviations and vocab.id.upper().startswith("LOINC"):
+        return expand_abbreviations
+    return lambda text: text
+
+
+def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
+    """The vocabulary with its short names also expanded when `text_expander` expands (else
+    unchanged), and that expander."""
+    expand = text_expander(vocab, rank)
+    return (with_expanded_short_names(vocab) if expand is expand_abbreviations else vocab), expand
 
 
 def with_axes(vocab: Vocabulary) -> Vocabulary:

@@ -22,10 +22,12 @@ NOTICE = ("This material contains content from LOINC (http://loinc.org). LOINC i
 TABLE_FILES = ["Loinc.csv", "LoincTableCore.csv"]
 PART_LINK_FILE = "LoincPartLink_Primary.csv"
 _VARIANT = re.compile(r"^([a-z]{2})([A-Z]{2})(\d+)LinguisticVariant\.csv$")
-# LOINC column → attribute name in the store (the six axes, class and units).
+# LOINC column → attribute name in the store (the six axes, class, units and the common test
+# rank, which the lab usage evidence reads as `rank`).
 ATTRIBUTES = {"COMPONENT": "component", "PROPERTY": "property", "TIME_ASPCT": "time",
               "SYSTEM": "system", "SCALE_TYP": "scale", "METHOD_TYP": "method", "CLASS": "class",
-              "EXAMPLE_UCUM_UNITS": "example_ucum_units", "ORDER_OBS": "order_obs"}
+              "EXAMPLE_UCUM_UNITS": "example_ucum_units", "ORDER_OBS": "order_obs",
+              "COMMON_TEST_RANK": "rank"}
 # Name columns → name_type; RELATEDNAMES2 is split on ";" below.
 NAMES = {"LONG_COMMON_NAME": "preferred", "SHORTNAME": "short", "DisplayName": "display",
          "CONSUMER_NAME": "consumer", "LinguisticVariantDisplayName": "display"}

@@ -1,0 +1,93 @@
+"""Learned abbreviations, category → CLASS and usage evidence, and the hybrid's margin on MIMIC."""
+import csv
+from dataclasses import replace
+
+import pytest
+
+from codemap.abbreviations import (builtin_abbreviations, expand_abbreviations,
+                                   learn_abbreviations, with_expanded_short_names)
+from codemap.config import EvalConfig, RankConfig
+from codemap.labs import CategoryScorer, UsageScorer, category_classes, class_stem
+from codemap.pipeline import eval_methods, evaluate_gold
+from codemap.vocab import builtin_loinc
+
+from .conftest import DATA
+
+
+@pytest.fixture(scope="module")
+def loinc_pairs():
+    concepts = builtin_loinc().concepts
+    return list(zip(concepts["short_name"], concepts["name"]))
+
+
+def test_abbreviations_learned_from_loinc_pairs(loinc_pairs):
+    learned = {a.short: a for a in learn_abbreviations(loinc_pairs)}
+    assert learned["hgb"].expansion == "hemoglobin"
+    assert learned["serpl"].expansion == "serum or plasma"
+    assert learned["bld"].expansion == "blood"
+    assert learned["ur"].expansion == "urine"
+    assert learned["ppp"].how == "initials" and learned["ppp"].expansion == "platelet poor plasma"
+    assert learned["bun"].expansion == "urea nitrogen"  # co-occurrence, not spelled out
+    # English words and LOINC's own long-name words are never abbreviations.
+    assert not {"at", "if", "ab", "ag"} & set(learned)
+
+
+def test_shipped_table_is_the_learned_one(loinc_pairs):
+    learned = {a.short: a.expansion for a in learn_abbreviations(loinc_pairs)}
+    assert builtin_abbreviations() == learned
+
+
+def test_expand_abbreviations_keeps_the_abbreviation():
+    assert expand_abbreviations("Hgb Bld") == "Hgb hemoglobin Bld blood"
+    assert expand_abbreviations("Hemoglobin Blood") == "Hemoglobin Blood"
+    assert expand_abbreviations("Glucose at 2h", {"at": "antithrombin"}) == "Glucose at antithrombin 2h"
+    vocab = builtin_loinc()
+    expanded = with_expanded_short_names(vocab)
+    extra = expanded.names[expanded.names["name_type"] == "short expanded"]
+    assert len(extra) > 1000 and expanded.content_hash != vocab.content_hash
+    assert "Creat creatinine SerPl serum or plasma-mCnc" in set(extra["name"])
+
+
+def test_category_points_to_loinc_class():
+    assert category_classes("Chemistry") == {"CHEM"}
+    assert category_classes("Klinische Chemie") == {"CHEM"}
+    assert "HEM/BC" in category_classes("Hämatologie")
+    assert category_classes("Gerinnung") == {"COAG"}
+    assert category_classes("") == frozenset() and category_classes("Misc stuff") == frozenset()
+    assert class_stem("Chem") == "CHEM" and class_stem("MOLPATH.MUT") == "MOLPATH"
+    scorer = CategoryScorer()
+    fits = scorer.score({"category": "Hematology"}, {"class": "HEM/BC"})
+    assert fits.adjust > 0 and "fits class HEM/BC" in fits.reason
+    assert scorer.score({"category": "Hematology"}, {"class": "UA"}).adjust == 0
+    assert scorer.score({"Fachbereich": "Hämatologie"}, {"class": "HEM/BC"}).adjust > 0
+
+
+def test_usage_prefers_common_tests():
+    scorer = UsageScorer()
+    first, common, rare = (scorer.score({}, {"rank": r}) for r in ("1", "150", "9000"))
+    assert first.adjust > common.adjust > rare.adjust > 0
+    assert "rank 150" in common.reason
+    assert scorer.score({}, {"rank": "0"}).reason == ""
+    assert scorer.score({}, {"rank": ""}).reason == ""
+
+
+def test_eval_has_a_row_per_evidence():
+    rows = eval_methods(RankConfig())
+    for name in ("hybrid + unit", "hybrid + specimen", "hybrid + category", "hybrid + usage",
+                 "hybrid + abbreviations"):
+        assert name in rows
+    assert rows["hybrid + abbreviations"].expand_abbreviations
+    assert not rows["hybrid + usage"].category_evidence
+
+
+def test_hybrid_beats_encoder_and_lexical_on_mimic(shared_cache):
+    base = RankConfig()
+    config = EvalConfig(gold=DATA / "mimic_labs_gold.tsv", target="LOINC", gold_col="loinc_code",
+                        cache_dir=shared_cache, progress=False,
+                        rank=replace(base, expand_abbreviations=False))
+    scores = evaluate_gold(config)["scores"]
+    hybrid, encoder, lexical = (scores[m] for m in ("hybrid (all evidence)", "encoder", "lexical"))
+    assert hybrid.n == 177
+    for k, margin in ((1, 0.05), (10, 0.02)):
+        assert hybrid.acc[k] >= max(encoder.acc[k], lexical.acc[k]) + margin
+    assert scores["hybrid + usage"].acc[1] > scores["hybrid, no evidence"].acc[1]
