@@ -135,11 +135,17 @@ def evaluate_gold(config: EvalConfig) -> dict:
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir)
     scores = {}
-    for method, rank in eval_methods(config.rank, drugs=is_drug_vocabulary(vocab)).items():
+    drugs = is_drug_vocabulary(vocab)
+    for method, rank in eval_methods(config.rank, drugs=drugs).items():
         found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
         scores[method] = score_ranks(gold_ranks(found, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
-            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
+            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
+            "default_method": DEFAULT_METHOD[drugs]}
+
+
+# The ranking `codemap map` uses by default, under its name in eval_methods.
+DEFAULT_METHOD = {False: "hybrid (all evidence)", True: "hybrid + drug evidence"}
 
 
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
@@ -152,7 +158,7 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
             "lexical": replace(plain, method="lexical"),
             "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
             "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
-            "hybrid + drug evidence": replace(plain, method="hybrid", drug_evidence=True),
+            DEFAULT_METHOD[True]: replace(plain, method="hybrid", drug_evidence=True),
         }
     return {
         "encoder": replace(plain, method="encoder"),
@@ -161,7 +167,7 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
         "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
         "hybrid + unit": replace(plain, method="hybrid", unit_evidence=True),
         "hybrid + specimen": replace(plain, method="hybrid", specimen_evidence=True),
-        "hybrid (all evidence)": replace(base, method="hybrid"),
+        DEFAULT_METHOD[False]: replace(base, method="hybrid"),
     }
 
 

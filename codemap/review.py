@@ -208,7 +208,8 @@ def apply_reviews(config: ApplyConfig) -> ApplyResult:
         from .memory import MappingMemory
 
         with MappingMemory(config.memory) as memory:
-            memory.store(reviews, vocab, source=str(config.workbook))
+            memory.store(reviews, vocab, source=str(config.workbook),
+                         spec=config.target or run.get("target_spec") or vocab.id)
     counts = {"rows": len(reviews), "sources": reviews["source_key"].nunique(),
               "approved": len(mappings), "automatic": int(mappings["automatic"].sum()),
               "typed": int((~mappings["proposed"]).sum()),
