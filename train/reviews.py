@@ -59,8 +59,12 @@ def load_reviews(config: TrainConfig, out: Path) -> tuple[ReviewData, TrainConfi
     train_part = sources[sources["text_key"].isin(train_keys)]
     heldout = sources[sources["text_key"].isin(held_keys)]
     graph = review_graph(train_part, vocab)
+    # A next round's new strings often map to concepts already reviewed: say how often here.
+    trained_targets = {codes[0] for codes in train_part["approved"]}
     counts.update(train_sources=len(train_part), heldout_sources=len(heldout),
-                  train_hard_negatives=int(train_part["negatives"].map(len).sum()))
+                  train_hard_negatives=int(train_part["negatives"].map(len).sum()),
+                  heldout_target_also_trained=int(heldout["approved"].map(
+                      lambda codes: bool(set(codes) & trained_targets)).sum()))
     held_table = pd.DataFrame({"source_code": heldout["source_code"],
                                "source_text": heldout["source_text"],
                                "target_code": heldout["approved"].map(SYNONYM_SEPARATOR.join)})
