@@ -151,3 +151,21 @@ def test_memory_without_enough_reviews_exits_2(review_memory, tmp_path):
     result = CliRunner().invoke(app, ["train", "--from-reviews", str(lone), "--out",
                                       str(tmp_path / "out"), "--progress", "false"])
     assert result.exit_code == 2 and "need at least 2" in result.output
+
+
+def test_several_targets_need_review_target(review_memory, tmp_path):
+    from codemap.errors import CodemapError
+
+    memory, reviews = review_memory
+    both = tmp_path / "both.db"
+    first = memory.parent / "drug_targets_small.tsv"
+    second = tmp_path / "drug_targets_copy.tsv"
+    second.write_bytes(first.read_bytes())
+    with MappingMemory(both) as db:
+        for path in (first, second):
+            db.store(reviews, load_vocab_file(path), source="x.xlsx", spec=str(path))
+    with pytest.raises(CodemapError, match="choose one with --review-target"):
+        load_reviews(_config(both, tmp_path / "a"), tmp_path / "a")
+    data, config = load_reviews(_config(both, tmp_path / "b", review_target=str(second)), tmp_path / "b")
+    assert data.vocab.id == "drug_targets_copy" and config.eval_target == str(second)
+    assert data.counts["sources_approved"] == N_SOURCES
