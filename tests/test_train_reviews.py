@@ -111,7 +111,7 @@ def test_cli_trains_from_reviews_and_reports(review_memory, tiny_setup, tmp_path
                                       "--warmup-steps", "1", "--log-every", "1", "--device", "cpu",
                                       "--progress", "false"])
     assert result.exit_code == 0, result.output
-    assert "| encoder (encoder) |" in result.output and "acc@1 before" in result.output
+    assert "| embedding alone (encoder) |" in result.output and "acc@1 before" in result.output
     losses = pd.read_csv(out / "log.csv").set_index("step")["loss"]
     assert losses.iloc[-5:].mean() < losses.iloc[:5].mean()
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))

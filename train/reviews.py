@@ -216,9 +216,10 @@ def format_report(report: dict) -> str:
              f"target {report['target']}",
              "| ranking | acc@1 before | acc@1 after | acc@10 before | acc@10 after | MRR before | MRR after |",
              "|---|---|---|---|---|---|---|"]
+    titles = {"encoder": "embedding alone", "default": "codemap map default"}
     for name, s in report["scores"].items():
         b, a = s["before"], s["after"]
-        lines.append(f"| {name} ({s['method']}) | {b['acc@1']:.3f} | {a['acc@1']:.3f} | "
+        lines.append(f"| {titles[name]} ({s['method']}) | {b['acc@1']:.3f} | {a['acc@1']:.3f} | "
                      f"{b['acc@10']:.3f} | {a['acc@10']:.3f} | {b['mrr']:.3f} | {a['mrr']:.3f} |")
     lines.append(f"report: {Path(report['model']).parent / REPORT_FILE}; model: {report['model']}")
     return "\n".join(lines)
