@@ -169,3 +169,20 @@ def test_several_targets_need_review_target(review_memory, tmp_path):
     data, config = load_reviews(_config(both, tmp_path / "b", review_target=str(second)), tmp_path / "b")
     assert data.vocab.id == "drug_targets_copy" and config.eval_target == str(second)
     assert data.counts["sources_approved"] == N_SOURCES
+
+
+def test_hard_negatives_enter_the_term_loss_only():
+    import torch
+
+    from codemap.train.losses import CoderLoss, MultiSimilarityLoss, RelationMSLoss
+
+    torch.manual_seed(0)
+    loss = CoderLoss(MultiSimilarityLoss(), RelationMSLoss(1, 8))
+    emb, labels = torch.randn(6, 8), torch.tensor([0, 0, 1, 0, 0, 1])  # 3 heads, 3 tails
+    relations = torch.zeros(3, dtype=torch.long)
+    plain = loss(emb, labels, relations)
+    # Near copies of two heads with other labels: negatives no mining can skip.
+    negatives = emb[:2] + 0.01 * torch.randn(2, 8)
+    mixed = loss(torch.cat([emb, negatives]), torch.cat([labels, torch.tensor([7, 8])]), relations)
+    assert mixed["relation"].item() == pytest.approx(plain["relation"].item())
+    assert mixed["term"].item() * 8 > plain["term"].item() * 6  # summed over anchors: it grew
