@@ -21,9 +21,9 @@ from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
 from .index import load_or_build_index
 from .labs import add_loinc_axes, lab_scorers
-from .language import LanguageGuess, source_language
+from .language import LanguageGuess, names_language, source_language
 from .lexical import load_or_build_lexical
-from .rank import rank_hybrid
+from .rank import for_languages, rank_hybrid
 from .readers import SourceTable, read_code_list
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
@@ -45,6 +45,91 @@ class MapResult:
     language: LanguageGuess | None = None  # of the source texts, detected or given
 
 
+@dataclass
+class Mapper:
+    """What a run loads once (vocabulary, encoder, name index, lexical index, evidence scorers)
+    and maps any block of source rows with.
+
+    `map_codes` runs it over a whole list; an engine that streams a long list, or spreads it over
+    workers, builds one Mapper per process and calls `map_block` per block: the candidates of a
+    row do not depend on the other rows of its block.
+    """
+
+    config: MapConfig
+    vocab: Vocabulary
+    encoder: Encoder
+    index: object  # codemap.index.NameIndex
+    lexical: object | None  # codemap.lexical.LexicalIndex; None for the encoder-only ranking
+    scorers: list
+    rank: RankConfig  # config.rank with the fusion weight for this pair of languages
+    target_lang: str = ""
+    timings: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, config: MapConfig) -> "Mapper":
+        """Load the target, the model and both indexes (built and cached on first use).
+
+        `config.source_lang` (given, or detected by the caller from the whole list) decides
+        the fusion weight together with the target names' language and the model.
+        """
+        clock = time.perf_counter()
+        vocab = load_target(config.target, config.vocab_filter,
+                            config.store_dir or config.cache_dir / "store")
+        t_vocab = time.perf_counter()
+        encoder = Encoder.load(config.encoder, config.cache_dir)
+        t_model = time.perf_counter()
+        index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
+        t_index = time.perf_counter()
+        with_axes(vocab)
+        lexical = (load_or_build_lexical(vocab, config.cache_dir)
+                   if config.rank.method != "encoder" else None)
+        timings = {"load_target": t_vocab - clock, "load_model": t_model - t_vocab,
+                   "index": time.perf_counter() - t_model}  # name index and lexical index
+        target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist())
+        rank = for_languages(config.rank, config.source_lang or "", target_lang,
+                             encoder.info.multilingual())
+        return cls(config, vocab, encoder, index, lexical, evidence_scorers(vocab, rank), rank,
+                   target_lang, timings)
+
+    def map_block(self, source: SourceTable) -> pd.DataFrame:
+        """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
+        queries = self.encoder.encode(source.query_texts, progress=self.config.progress,
+                                      desc="embedding source")
+        found = rank_hybrid(self.index, self.lexical, self.vocab, queries, row_fields(source),
+                            self.scorers, self.rank)
+        candidates = _join_source(source, source.texts, found)
+        if self.config.memory is not None:
+            from .memory import prefill
+
+            candidates, _ = prefill(candidates, self.vocab, self.config.memory)
+        return candidates
+
+    def describe(self) -> dict:
+        """The run sheet's settings that come from what was loaded."""
+        vocab, info = self.vocab, self.encoder.info
+        return {
+            "target": vocab.id,
+            "target_spec": self.config.target,  # as given, so `codemap apply` can load it again
+            "target_version": vocab.version,
+            "target_concepts": len(vocab.concepts),
+            "target_names": len(vocab.names),
+            "target_hash": vocab.content_hash[:16],
+            "target_notice": vocab.notice,
+            "model": info.id,
+            "model_path": str(info.path),
+            "backend": info.backend.value,
+            "pooling": info.pooling.value,
+            "max_length": info.max_length,
+            "top_k": self.rank.top_k,
+            "ranking": f"{self.rank.method} ({self.rank.fusion}, encoder weight "
+                       f"{self.rank.encoder_weight}), evidence: "
+                       f"{', '.join(s.name for s in self.scorers) or 'none'}",
+            "target_language": self.target_lang or "unknown",
+            "index_cache": "hit" if self.index.cache_hit else "built",
+            "index_folder": str(self.index.folder),
+        }
+
+
 def map_codes(config: MapConfig) -> MapResult:
     """Map every row of `config.source` onto `config.target`; see MapResult.
 
@@ -52,28 +137,18 @@ def map_codes(config: MapConfig) -> MapResult:
     """
     clock = time.perf_counter()
     source = read_code_list(config.source, config.read)
-    vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
     t_read = time.perf_counter()
-    encoder = Encoder.load(config.encoder, config.cache_dir)
-    t_model = time.perf_counter()
-    index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
-    t_index = time.perf_counter()
     texts = source.texts
     language = source_language(texts, config.source_lang)
-    queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
-    with_axes(vocab)
-    lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
-    scorers = evidence_scorers(vocab, config.rank)
-    found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
+    if language.method != "uncertain":
+        config = replace(config, source_lang=language.lang)
+    mapper = Mapper.load(config)
+    t_loaded = time.perf_counter()
+    candidates = mapper.map_block(source)
     t_rank = time.perf_counter()
-    candidates = _join_source(source, texts, found)
-    remembered = 0
-    if config.memory is not None:
-        from .memory import prefill
-
-        candidates, remembered = prefill(candidates, vocab, config.memory)
-    timings = {"read": t_read - clock, "load_model": t_model - t_read,
-               "index": t_index - t_model, "map": t_rank - t_index, "total": t_rank - clock}
+    timings = {"read": t_read - clock, "load_model": mapper.timings["load_model"],
+               "index": t_loaded - t_read - mapper.timings["load_model"],
+               "map": t_rank - t_loaded, "total": t_rank - clock}
     run = {
         "codemap_version": __version__,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -83,30 +158,17 @@ def map_codes(config: MapConfig) -> MapResult:
         "text_columns": ", ".join(source.text_cols),
         "unit_column": source.unit_col or "",
         "specimen_column": source.specimen_col or "",
-        "target": vocab.id,
-        "target_spec": config.target,  # as given, so `codemap apply` can load it again
-        "target_version": vocab.version,
-        "target_concepts": len(vocab.concepts),
-        "target_names": len(vocab.names),
-        "target_hash": vocab.content_hash[:16],
-        "target_notice": vocab.notice,
-        "model": encoder.info.id,
-        "model_path": str(encoder.info.path),
-        "backend": encoder.info.backend.value,
-        "pooling": encoder.info.pooling.value,
-        "max_length": encoder.info.max_length,
-        "top_k": config.rank.top_k,
-        "ranking": f"{config.rank.method} ({config.rank.fusion}), evidence: "
-                   f"{', '.join(s.name for s in scorers) or 'none'}",
+        **mapper.describe(),
         "source_language": language.describe(),
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
-        "index_cache": "hit" if index.cache_hit else "built",
-        "index_folder": str(index.folder),
     }
     if config.memory is not None:
-        run.update(memory=str(config.memory), memory_sources=remembered)
-    return MapResult(candidates, source, vocab, encoder.info.id, run, timings, language)
+        from .memory import MEMORY_COLUMN
+
+        remembered = (candidates[MEMORY_COLUMN] != "").groupby(candidates["source_row"]).any().sum()
+        run.update(memory=str(config.memory), memory_sources=int(remembered))
+    return MapResult(candidates, source, mapper.vocab, mapper.encoder.info.id, run, timings, language)
 
 
 def evaluate_gold(config: EvalConfig) -> dict:
@@ -134,13 +196,18 @@ def evaluate_gold(config: EvalConfig) -> dict:
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir)
+    language = source_language(texts, None)
+    base = for_languages(config.rank, language.lang if language.method != "uncertain" else "",
+                         names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist()),
+                         encoder.info.multilingual())
     scores = {}
     drugs = is_drug_vocabulary(vocab)
-    for method, rank in eval_methods(config.rank, drugs=drugs).items():
+    for method, rank in eval_methods(base, drugs=drugs).items():
         found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
         scores[method] = score_ranks(gold_ranks(found, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
+            "encoder_weight": base.encoder_weight, "source_language": language.describe(),
             "default_method": DEFAULT_METHOD[drugs]}
 
 
