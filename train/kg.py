@@ -184,9 +184,9 @@ class TripletSampler:
         picks = graph.offsets[concepts] + (rng.random(len(concepts)) * counts).astype(np.int64)
         # Drawn after the names, so a graph without negatives gets exactly the batches it always had.
         negatives = self._negatives(graph.triplets[chosen, 0], rng)
-        counts = graph.offsets[negatives + 1] - graph.offsets[negatives]
+        sizes = graph.offsets[negatives + 1] - graph.offsets[negatives]
         picks = np.concatenate([picks, graph.offsets[negatives]
-                                + (rng.random(len(negatives)) * counts).astype(np.int64)])
+                                + (rng.random(len(negatives)) * sizes).astype(np.int64)])
         return Batch([graph.names[i] for i in picks],
                      graph.label_of(np.concatenate([concepts, negatives])),
                      graph.triplets[rows, 1], rows, len(negatives))
