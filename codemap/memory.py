@@ -35,6 +35,14 @@ CREATE TABLE IF NOT EXISTS decisions (
     decided_at TEXT NOT NULL,
     workbook TEXT NOT NULL,
     PRIMARY KEY (target_vocab, source_code, source_key, target_code)
+);
+CREATE TABLE IF NOT EXISTS vocabularies (  -- where each target was loaded from, for `train --from-reviews`
+    target_vocab TEXT PRIMARY KEY,
+    target_spec TEXT NOT NULL,         -- a file path (absolute) or a store/built-in name
+    store_dir TEXT NOT NULL,           -- the store folder for store names, else empty
+    target_version TEXT NOT NULL,
+    target_hash TEXT NOT NULL,
+    recorded_at TEXT NOT NULL
 )
 """
 MEMORY_COLUMN = "memory"
@@ -54,7 +62,7 @@ class MappingMemory:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path)
-            self.db.execute(SCHEMA)
+            self.db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise CodemapError(f"{self.path}: not a codemap mapping memory ({exc})") from None
 
@@ -64,9 +72,10 @@ class MappingMemory:
     def __exit__(self, *exc) -> None:
         self.db.close()
 
-    def store(self, reviews: pd.DataFrame, vocab: Vocabulary, source: str) -> int:
+    def store(self, reviews: pd.DataFrame, vocab: Vocabulary, source: str, spec: str = "") -> int:
         """Replace the stored decisions of every reviewed source with the workbook's; returns rows
-        stored. Sources left entirely unchecked keep what the memory had."""
+        stored. Sources left entirely unchecked keep what the memory had. `spec` is the target as
+        `apply` loaded it (recorded so the trainer can rank against the same vocabulary)."""
         decided = reviews[(reviews["decision"] != "unchecked") & (reviews["target_code"] != "")]
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         rows = [(vocab.id, r.source_code, normalise_text(r.source_text), r.source_text, r.target_code,
@@ -78,12 +87,35 @@ class MappingMemory:
                                 "AND source_key=?", sorted(keys))
             self.db.executemany("INSERT OR REPLACE INTO decisions VALUES "
                                 "(?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            if spec:
+                self.db.execute("INSERT OR REPLACE INTO vocabularies VALUES (?,?,?,?,?,?)",
+                                (vocab.id, *_where_loaded(vocab, spec), vocab.version,
+                                 vocab.content_hash, now))
         return len(rows)
 
     def recall(self, vocab_id: str) -> pd.DataFrame:
         """Every stored decision for one target vocabulary."""
         return pd.read_sql_query("SELECT * FROM decisions WHERE target_vocab=?", self.db,
                                  params=(vocab_id,))
+
+    def vocabularies(self) -> pd.DataFrame:
+        """Each target vocabulary with decisions: how many, and where it was loaded from (empty
+        when an older codemap wrote the decisions)."""
+        return pd.read_sql_query(
+            "SELECT d.target_vocab, COUNT(*) AS decisions, COALESCE(v.target_spec, '') AS target_spec,"
+            " COALESCE(v.store_dir, '') AS store_dir, COALESCE(v.target_hash, '') AS target_hash"
+            " FROM decisions d LEFT JOIN vocabularies v USING (target_vocab)"
+            " GROUP BY d.target_vocab ORDER BY d.target_vocab", self.db)
+
+
+def _where_loaded(vocab: Vocabulary, spec: str) -> tuple[str, str]:
+    """(target spec, store folder) that load the same vocabulary again from any folder: a file
+    as an absolute path, a store vocabulary by name plus its store folder."""
+    if vocab.source.startswith("store:"):
+        return spec, str(Path(vocab.source[len("store:"):]).resolve().parent)
+    if vocab.source and Path(vocab.source).is_file():
+        return str(Path(vocab.source).resolve()), ""
+    return spec, ""
 
 
 def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path) -> tuple[pd.DataFrame, int]:

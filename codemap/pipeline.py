@@ -288,7 +288,8 @@ def evaluate_gold(config: EvalConfig) -> dict:
                          encoder.info.multilingual())
     prepared = {}  # expand_abbreviations → (vocabulary, index, lexical, queries, rows)
     scores = {}
-    for method, rank in eval_methods(base, drugs=is_drug_vocabulary(vocab)).items():
+    drugs = is_drug_vocabulary(vocab)
+    for method, rank in eval_methods(base, drugs=drugs).items():
         if rank.expand_abbreviations not in prepared:
             prepared[rank.expand_abbreviations] = _prepare_eval(vocab, encoder, rows, rank, config)
         used, index, lexical, queries, ranked_rows = prepared[rank.expand_abbreviations]
@@ -298,7 +299,8 @@ def evaluate_gold(config: EvalConfig) -> dict:
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
             "encoder_weight": base.encoder_weight, "source_language": language.describe(),
-            "backend": f"{encoder.variant} on {encoder.provider}"}
+            "backend": f"{encoder.variant} on {encoder.provider}",
+            "default_method": DEFAULT_METHOD[drugs]}
 
 
 def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: RankConfig,
@@ -313,6 +315,10 @@ def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: R
     return vocab, index, load_or_build_lexical(vocab, config.cache_dir), queries, rows
 
 
+# The ranking `codemap map` uses by default, under its name in eval_methods.
+DEFAULT_METHOD = {False: "hybrid (all evidence)", True: "hybrid + drug evidence"}
+
+
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
     """The rankings `codemap eval` compares side by side: each alone, fused, and ablations of the
     target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
@@ -324,7 +330,7 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
             "lexical": replace(plain, method="lexical"),
             "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
             "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
-            "hybrid + drug evidence": replace(plain, method="hybrid", drug_evidence=True),
+            DEFAULT_METHOD[True]: replace(plain, method="hybrid", drug_evidence=True),
         }
     return {
         "encoder": replace(plain, method="encoder"),
@@ -336,7 +342,7 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
         "hybrid + category": replace(plain, method="hybrid", category_evidence=True),
         "hybrid + usage": replace(plain, method="hybrid", usage_evidence=True),
         "hybrid + abbreviations": replace(plain, method="hybrid", expand_abbreviations=True),
-        "hybrid (all evidence)": replace(base, method="hybrid"),
+        DEFAULT_METHOD[False]: replace(base, method="hybrid"),
     }
 
 

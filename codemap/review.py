@@ -118,7 +118,10 @@ def resolve_reviews(frame: pd.DataFrame, vocab: Vocabulary, approve_above: float
                             f"{', '.join(EQUIVALENCES)})")
     _fill_added_rows(reviews)
     _mark_proposed(reviews, vocab)
-    reviews["automatic"] = False
+    # An approval `--approve-above` made in an earlier round comes back through the memory with
+    # its reviewer mark; it stays automatic until a person puts their own name there.
+    reviews["automatic"] = ((reviews["decision"] == "approved")
+                            & reviews["reviewer"].str.startswith(AUTOMATIC_BY))
     if approve_above is not None:
         _approve_above(reviews, approve_above)
     approved = reviews[reviews["decision"] == "approved"]
@@ -208,7 +211,8 @@ def apply_reviews(config: ApplyConfig) -> ApplyResult:
         from .memory import MappingMemory
 
         with MappingMemory(config.memory) as memory:
-            memory.store(reviews, vocab, source=str(config.workbook))
+            memory.store(reviews, vocab, source=str(config.workbook),
+                         spec=config.target or run.get("target_spec") or vocab.id)
     counts = {"rows": len(reviews), "sources": reviews["source_key"].nunique(),
               "approved": len(mappings), "automatic": int(mappings["automatic"].sum()),
               "typed": int((~mappings["proposed"]).sum()),

@@ -223,3 +223,22 @@ def test_memory_prefills_the_next_round(reviewed, tmp_path):
     assert set(frame.loc[frame["source_code"] == "51222", "decision"]) == {""}
     run = pd.read_excel(out, sheet_name="run", dtype=str, engine="calamine")
     assert dict(zip(run["setting"], run["value"]))["memory_sources"] == "6"
+
+
+def test_remembered_automatic_approval_stays_automatic():
+    """A round-1 `--approve-above` approval comes back through the memory with its reviewer mark:
+    applying round 2 must not turn it into a manual approval; a person's name does."""
+    from codemap.review import AUTOMATIC_BY, resolve_reviews
+    from codemap.vocab import Vocabulary
+
+    concepts = pd.DataFrame({"code": ["2345-7", "2951-2"], "name": ["Glucose", "Sodium"]})
+    vocab = Vocabulary("T", "1", concepts, concepts.assign(name_type="", lang=""))
+    frame = pd.DataFrame({
+        "source_code": ["1", "2"], "target_code": ["2345-7", "2951-2"],
+        "decision": ["approved", "approved"], "equivalence": ["", ""],
+        "reviewer": [f"{AUTOMATIC_BY} 0.95", "Jane Doe"], "comment": ["", ""],
+        "source_row": ["1", "2"], "source_text": ["GLU", "NA"], "target_name": ["Glucose", "Sodium"],
+        "score": ["0.97", "0.96"], "rank": ["1", "1"], "sheet_row": [2, 3]})
+    reviews, problems = resolve_reviews(frame, vocab, approve_above=None)
+    assert problems == []
+    assert reviews["automatic"].tolist() == [True, False]

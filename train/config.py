@@ -19,6 +19,13 @@ class TrainConfig:
     data_dir: str = ""  # folder holding the public data folders (loinc-top2000, hpo-2015, …)
     holdout: tuple[str, ...] = ()  # tables whose query texts are removed from the training names
     drop_brackets: bool = False  # name cleaning: LOINC brackets carry the property, keep them
+    # site tuning: train on a mapping memory's reviews instead of --kg (train/reviews.py)
+    from_reviews: str = ""  # mapping memory (.db) written by `codemap apply --memory`
+    review_target: str = ""  # target to rank against; default: the one recorded in the memory
+    store_dir: str = ""  # vocabulary store folder for store names [default: <cache dir>/store]
+    heldout_share: float = 0.2  # share of the reviewed sources held out for the before/after report
+    split_seed: int = 0  # the held-out split is a pure function of this and the source keys
+    hard_negatives: int = 4  # rejected candidates per reviewed source that join its batch
     # model
     base: str = "default"  # base checkpoint: "default" (MiniLM), a folder or a hub id
     pooling: str = ""  # "cls" or "mean"; empty = the base checkpoint's own pooling

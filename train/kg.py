@@ -45,21 +45,40 @@ class KnowledgeGraph:
     relation_labels: list[str]
     triplets: np.ndarray
     removed_names: int = 0  # names dropped by the holdout
+    # What a name means, when that is not its own concept: a reviewed source is a concept of its
+    # own (one name, its text) labelled with the target it was approved for. None: identity.
+    labels: np.ndarray | None = None
+    # Explicit hard negatives per concept (CSR like names): concepts a reviewer rejected for it.
+    negative_offsets: np.ndarray | None = None
+    negatives: np.ndarray | None = None
 
     @property
     def content_hash(self) -> str:
         """Identifies the training data (recorded in the model manifest)."""
         triplets = ",".join(map(str, self.triplets.ravel()[:200000]))
+        extra = [] if self.labels is None else [",".join(map(str, self.labels)),
+                                                ",".join(map(str, self.negatives))]
         return sha256_text("\n".join(self.concepts), "\n".join(self.names),
-                           "\n".join(self.relation_labels), triplets)
+                           "\n".join(self.relation_labels), triplets, *extra)
+
+    def label_of(self, concepts: np.ndarray) -> np.ndarray:
+        return concepts if self.labels is None else self.labels[concepts]
+
+    def negatives_of(self, concept: int) -> np.ndarray:
+        if self.negatives is None:
+            return np.zeros(0, np.int64)
+        return self.negatives[self.negative_offsets[concept]:self.negative_offsets[concept + 1]]
 
     def names_of(self, concept: int) -> list[str]:
         return self.names[self.offsets[concept]:self.offsets[concept + 1]]
 
     def summary(self) -> dict:
-        return {"concepts": len(self.concepts), "names": len(self.names),
-                "triplets": int(len(self.triplets)), "relations": len(self.relation_labels),
-                "holdout_removed": self.removed_names}
+        out = {"concepts": len(self.concepts), "names": len(self.names),
+               "triplets": int(len(self.triplets)), "relations": len(self.relation_labels),
+               "holdout_removed": self.removed_names}
+        if self.negatives is not None:
+            out["hard_negatives"] = int(len(self.negatives))
+        return out
 
 
 def build_graph(vocabularies: list[Vocabulary], *, holdout: set[str] = frozenset(),
@@ -118,12 +137,14 @@ def _relations(vocabularies: list[Vocabulary], position: dict[str, int]) -> pd.D
 
 @dataclass
 class Batch:
-    """2k names (k head names, then k tail names), their concept ids, and the k relation ids."""
+    """2k names (k head names, then k tail names), then the explicit hard negatives of the heads;
+    the label of every name, and the k relation ids."""
 
     names: list[str]
-    labels: np.ndarray  # (2k,) concept index of each name
+    labels: np.ndarray  # (2k + negatives,) label (concept meant) of each name
     relations: np.ndarray  # (k,)
     triplets: np.ndarray  # (k,) triplet row numbers, for tests and logs
+    negatives: int = 0  # how many of the names, at the end, are explicit hard negatives
 
 
 class TripletSampler:
@@ -131,16 +152,23 @@ class TripletSampler:
     positives, otherwise the MS loss has nothing to pull together), with a fresh random name of
     the head and of the tail drawn for every row.
 
+    When the graph has explicit hard negatives (a reviewer's rejected candidates), up to
+    `hard_negatives` of them per distinct triplet's head join the batch, one random name each,
+    after the 2k names: in-batch negatives are mostly easy, and the MS loss can only mine the
+    hard pairs that are in the batch.
+
     The batch for a step is a pure function of (seed, rank, step): resuming at step s replays
     exactly the batches an uninterrupted run would have seen, on every rank, with no RNG state to
     save.
     """
 
-    def __init__(self, graph: KnowledgeGraph, k: int, m: int, seed: int = 0, rank: int = 0):
+    def __init__(self, graph: KnowledgeGraph, k: int, m: int, seed: int = 0, rank: int = 0,
+                 hard_negatives: int = 0):
         if m < 2 or m * m > k or k % m:
             raise CodemapError(f"--batch-triplets {k} and --repeats {m}: need 2 ≤ m ≤ √k and k "
                                f"divisible by m (the paper uses k=128, m=8)")
         self.graph, self.k, self.m, self.seed, self.rank = graph, k, m, seed, rank
+        self.hard_negatives = hard_negatives
 
     def batch(self, step: int) -> Batch:
         rng = np.random.default_rng([self.seed, self.rank, step])
@@ -154,8 +182,25 @@ class TripletSampler:
         concepts = np.concatenate([heads, tails])
         counts = graph.offsets[concepts + 1] - graph.offsets[concepts]
         picks = graph.offsets[concepts] + (rng.random(len(concepts)) * counts).astype(np.int64)
-        return Batch([graph.names[i] for i in picks], concepts,
-                     graph.triplets[rows, 1], rows)
+        # Drawn after the names, so a graph without negatives gets exactly the batches it always had.
+        negatives = self._negatives(graph.triplets[chosen, 0], rng)
+        sizes = graph.offsets[negatives + 1] - graph.offsets[negatives]
+        picks = np.concatenate([picks, graph.offsets[negatives]
+                                + (rng.random(len(negatives)) * sizes).astype(np.int64)])
+        return Batch([graph.names[i] for i in picks],
+                     graph.label_of(np.concatenate([concepts, negatives])),
+                     graph.triplets[rows, 1], rows, len(negatives))
+
+    def _negatives(self, heads: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self.hard_negatives <= 0 or self.graph.negatives is None:
+            return np.zeros(0, np.int64)
+        found = []
+        for head in heads:
+            pool = self.graph.negatives_of(head)
+            if len(pool) > self.hard_negatives:
+                pool = rng.choice(pool, size=self.hard_negatives, replace=False)
+            found.append(pool)
+        return np.concatenate(found).astype(np.int64) if found else np.zeros(0, np.int64)
 
     def state_dict(self) -> dict:
         return {"seed": self.seed, "k": self.k, "m": self.m}

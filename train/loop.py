@@ -34,6 +34,7 @@ from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, sav
 from .config import TrainConfig
 from .kg import KnowledgeGraph, TripletSampler, build_graph, clean_name
 from .model import CoderModel, TermEncoder, build_loss
+from .reviews import format_report, load_reviews, write_report
 from .sources import resolve_kg
 
 log = logging.getLogger(__name__)
@@ -54,22 +55,29 @@ def train(config: TrainConfig) -> dict:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    # --- model and data ---
+    # --- data and model ---
+    reviews = None
+    if config.from_reviews:  # site tuning: the reviews replace the knowledge graph
+        reviews, config = load_reviews(config, out)
+        graph = reviews.graph
+    else:
+        graph = load_graph(config)
+    log.info("training graph: %s", graph.summary())
     from transformers import AutoModel, AutoTokenizer
 
     info = resolve_model(config.base)
     pooling = Pooling(config.pooling) if config.pooling else info.pooling
     encoder = TermEncoder(AutoModel.from_pretrained(info.path), AutoTokenizer.from_pretrained(info.path),
                           pooling, config.max_length)
-    graph = load_graph(config)
-    log.info("knowledge graph: %s", graph.summary())
-    sampler = TripletSampler(graph, config.batch_triplets, config.repeats, config.seed, rank)
+    sampler = TripletSampler(graph, config.batch_triplets, config.repeats, config.seed, rank,
+                             config.hard_negatives)
     model = CoderModel(encoder, build_loss(config, len(graph.relation_labels),
                                            encoder.model.config.hidden_size)).to(device)
     model.train()
     optimizer = _optimizer(model, config)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, config))
-    extra = {"base_model": config.base, "base_model_path": str(info.path), "kg": list(config.kg),
+    extra = {"base_model": config.base, "base_model_path": str(info.path),
+             "kg": [] if reviews else list(config.kg), "reviews": config.from_reviews,
              "data_hash": graph.content_hash,
              "graph": graph.summary(), "relation_labels": graph.relation_labels,
              "train_config": config.as_dict()}
@@ -163,6 +171,9 @@ def train(config: TrainConfig) -> dict:
             _append_csv(out / "eval.csv", EVAL_COLUMNS, final)
             evaluations.append(final)
     summary["evaluations"] = evaluations
+    if rank == 0 and reviews is not None and len(evaluations) >= 2:
+        summary["review_report"] = write_report(out, reviews, config, summary)
+        log.info("held-out reviews:\n%s", format_report(summary["review_report"]))
     if world > 1:
         torch.distributed.destroy_process_group()
     return summary
@@ -179,7 +190,7 @@ def check_config(config: TrainConfig) -> None:
                                f"{', '.join(a or '(empty)' for a in allowed)}")
     if config.steps < 1 or config.grad_accum < 1 or config.max_length < 2:
         raise CodemapError("--steps and --grad-accum must be ≥ 1 and --max-length ≥ 2")
-    if not config.kg:
+    if not config.kg and not config.from_reviews:
         raise CodemapError("no --kg given: name at least one knowledge graph (e.g. --kg hpo)")
 
 
@@ -231,15 +242,23 @@ def evaluate_model(model: CoderModel, config: TrainConfig, base_path: Path, extr
 
 
 def evaluate_folder(folder: Path, config: TrainConfig, step: int) -> dict:
+    """Dev scores of a model folder: the embedding ranking alone as the row (eval.csv), and under
+    "rankings" also `codemap map`'s default ranking, with the method's name."""
+    from codemap.config import default_cache_dir
     from codemap.pipeline import evaluate_gold
 
     device = "cuda" if config.device in ("auto", "cuda") and torch.cuda.is_available() else "cpu"
+    # The index cache is temporary (the model is new); store names resolve in the real store.
+    store = Path(config.store_dir) if config.store_dir else default_cache_dir() / "store"
     with tempfile.TemporaryDirectory(prefix="codemap-eval-cache-") as cache:
         result = evaluate_gold(EvalConfig(
             gold=Path(config.eval_file), target=config.eval_target, gold_col=config.eval_gold_col,
             text_cols=config.eval_text_cols, encoder=EncoderConfig(model=str(folder), device=device),
-            cache_dir=Path(cache), progress=False))
-    row = {"step": step, **result["scores"]["encoder"].as_row()}
+            cache_dir=Path(cache), progress=False, store_dir=store))
+    default = result["default_method"]
+    row = {"step": step, **result["scores"]["encoder"].as_row(),
+           "rankings": {"encoder": {"method": "encoder", **result["scores"]["encoder"].as_row()},
+                        "default": {"method": default, **result["scores"][default].as_row()}}}
     log.info("eval at step %d: %s", step, row)
     return row
 

@@ -153,7 +153,8 @@ class TransELoss(nn.Module):
 
 
 class CoderLoss(nn.Module):
-    """L = L_term + μ·L_relation over one batch of 2k names (k heads, then k tails).
+    """L = L_term + μ·L_relation over one batch of 2k names (k heads, then k tails), optionally
+    followed by explicit hard-negative names: they enter the term loss only.
 
     `term` is MultiSimilarityLoss or InfoNCELoss; `relation` is RelationMSLoss, TransELoss or
     None (the "without relation loss" ablation). Returns a dict of the total and its parts.
@@ -169,7 +170,7 @@ class CoderLoss(nn.Module):
         term = self.term(embeddings, labels)
         if self.relation is None:
             return {"loss": term, "term": term.detach(), "relation": torch.zeros(())}
-        heads, tails = embeddings[:k], embeddings[k:]
-        relation = self.relation(heads, tails, relations, labels[k:])
+        heads, tails = embeddings[:k], embeddings[k:2 * k]
+        relation = self.relation(heads, tails, relations, labels[k:2 * k])
         return {"loss": term + self.mu * relation, "term": term.detach(),
                 "relation": relation.detach()}
