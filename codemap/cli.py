@@ -72,10 +72,28 @@ def _setup_logging(verbose: bool, quiet: bool) -> None:
     logging.getLogger("transformers").setLevel(logging.ERROR)
 
 
+class Engine(str, Enum):
+    local = "local"
+    ray = "ray"
+
+
+# --engine ray (codemap.ray_engine); declared once for `map` and `vocab embed`.
+EngineOption = typer.Option(Engine.local, "--engine",
+                            help="local (this process) or ray (a pool of Ray actors; needs the "
+                                 "`ray` extra).")
+RayAddressOption = typer.Option(None, "--ray-address",
+                                help="ray: cluster to join ('auto' or host:port) [default: start "
+                                     "Ray on this machine].")
+WorkersOption = typer.Option(1, "--workers", min=1, help="ray: actors, each loading the model once.")
+NumGpusOption = typer.Option(0.0, "--num-gpus", min=0.0, help="ray: GPUs per actor.")
+
+
 @app.command("map")
 @user_errors
 def map_command(
-    source: Path = typer.Argument(..., help="Code list: CSV, TSV or Excel workbook."),
+    sources: List[Path] = typer.Argument(..., metavar="SOURCE...",
+                                         help="Code list: CSV, TSV or Excel workbook (several "
+                                              "with --engine ray)."),
     target: str = TargetOption,
     output: Optional[Path] = typer.Option(None, "--output", "-o",
                                           help="Output .xlsx (review workbook), .csv or .tsv "
@@ -110,19 +128,36 @@ def map_command(
                                                    "[default: detected from its texts]."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
+    engine: Engine = EngineOption,
+    ray_address: Optional[str] = RayAddressOption,
+    workers: int = WorkersOption,
+    num_gpus: float = NumGpusOption,
+    batch_rows: int = typer.Option(2048, "--batch-rows", min=1,
+                                   help="ray: source rows per block and per Parquet part."),
 ) -> None:
     """Rank target concepts for every row of a code list and write them for review.
 
+    With --engine ray, -o is a folder of Parquet parts plus a manifest (rerun to resume), read by
+    `codemap review`.
+
     Example: codemap map examples/labs.xlsx --target LOINC
-    (or, on an imported release: --target LOINC --filter class=CHEM --lang de)
+    (or, on an imported release: --target LOINC --filter class=CHEM --lang de;
+    on a cluster: codemap map sites/*.csv -t LOINC --engine ray --ray-address auto -o mapped/)
     """
     from .pipeline import map_codes
     from .summary import print_map_summary
     from .writers import default_output, write_candidates
 
     _setup_logging(verbose, quiet)
+    source = sources[0]
+    if engine is Engine.local and len(sources) > 1:
+        raise CodemapError(f"{len(sources)} code lists given; map them one at a time, or all "
+                           "together with --engine ray -o FOLDER")
+    if engine is Engine.ray and (output is None or output.suffix.lower() in {".xlsx", ".csv", ".tsv"}):
+        raise CodemapError(f"{output or '(no -o)'}: --engine ray writes a folder of Parquet parts; "
+                           "give -o a folder, e.g. -o mapped/")
     output = output or default_output(source)
-    if output.suffix.lower() not in {".xlsx", ".csv", ".tsv"}:
+    if engine is Engine.local and output.suffix.lower() not in {".xlsx", ".csv", ".tsv"}:
         raise CodemapError(f"{output}: unknown output type; use .xlsx, .csv or .tsv")
     config = MapConfig(
         source=source, target=target,
@@ -138,6 +173,18 @@ def map_command(
         store_dir=store,
         source_lang=source_lang,
     )
+    if engine is Engine.ray:
+        from .config import RayConfig
+        from .ray_engine import map_with_ray
+
+        counts = map_with_ray(config, sources, RayConfig(address=ray_address, workers=workers,
+                                                         num_gpus=num_gpus, batch_rows=batch_rows),
+                              output)
+        if not quiet:
+            typer.echo(f"{counts['rows']:,} rows of {counts['sources']} list(s) → {counts['parts']} "
+                       f"parts in {output} ({counts['skipped']} already finished, "
+                       f"{counts['mapped']} mapped in {counts['seconds']:.1f} s)")
+        return
     result = map_codes(config)
     started = time.perf_counter()
     write_candidates(result.candidates, output, result.run)
@@ -419,6 +466,68 @@ def vocab_rm_command(name: str = typer.Argument(..., help="Vocabulary name in th
     from .store import VocabStore
 
     typer.echo(f"removed {VocabStore(store).remove(name)}")
+
+
+@vocab_app.command("embed")
+@user_errors
+def vocab_embed_command(
+    name: str = typer.Argument(..., help="Vocabulary: a --target value (store name, LOINC, file)."),
+    model: str = ModelOption,
+    engine: Engine = EngineOption,
+    ray_address: Optional[str] = RayAddressOption,
+    workers: int = WorkersOption,
+    num_gpus: float = NumGpusOption,
+    batch_size: int = BatchOption,
+    device: str = DeviceOption,
+    cache_dir: Optional[Path] = CacheOption,
+    filters: Optional[List[str]] = FilterOption,
+    standard_only: bool = StandardOnlyOption,
+    lang: Optional[List[str]] = LangOption,
+    store: Optional[Path] = StoreOption,
+) -> None:
+    """Embed a vocabulary's names into the index cache ahead of `codemap map` (with --engine ray,
+    split into chunks over a pool of actors; an interrupted build resumes from finished chunks).
+
+    Example: codemap vocab embed LOINC --model default --engine ray --workers 2
+    """
+    from .config import RayConfig
+    from .ray_engine import embed_vocabulary
+    from .vocab import load_target
+
+    _setup_logging(False, False)
+    cache = cache_dir or default_cache_dir()
+    vocab = load_target(name, VocabFilter.from_options(filters, standard_only, lang),
+                        store or cache / "store")
+    done = embed_vocabulary(vocab, EncoderConfig(model=model, batch_size=batch_size, device=device),
+                            cache, RayConfig(address=ray_address, workers=workers,
+                                             num_gpus=num_gpus) if engine is Engine.ray else None)
+    state = "already cached" if done["cache_hit"] else f"{done['embedded_by_ray']} chunks by Ray"
+    typer.echo(f"{vocab.id}: {done['names']:,} names in {done['chunks']} chunks ({state}) in "
+               f"{done['seconds']:.1f} s → {done['folder']}")
+
+
+@app.command("review")
+@user_errors
+def review_command(
+    parts: Path = typer.Argument(..., help="Output folder of `codemap map --engine ray`."),
+    output: Path = typer.Option(..., "--output", "-o", help="Review workbook (.xlsx), or .csv/.tsv."),
+    site: Optional[str] = typer.Option(None, "--site", help="One workbook per value of this column "
+                                                            "(e.g. source_file, or a site column "
+                                                            "of the lists)."),
+    rows: Optional[int] = typer.Option(None, "--rows", min=1,
+                                       help="One workbook per this many source rows."),
+) -> None:
+    """Write review workbooks from a folder of Parquet parts (one sheet holds 1,048,576 rows:
+    split big runs per site or per chunk of source rows).
+
+    Example: codemap review mapped/ -o review.xlsx --site source_file
+    """
+    from .parts import write_review_parts
+
+    if site is not None and rows is not None:
+        raise CodemapError("give --site or --rows, not both")
+    for path in write_review_parts(parts, output, site=site, rows=rows):
+        typer.echo(f"wrote {path}")
 
 
 def main() -> None:
