@@ -25,6 +25,7 @@ import logging
 import os
 import pickle
 import time
+import warnings
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -117,8 +118,8 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
             items = [{"part": name, "source": n, "first_row": block.first_row,
                       "frame": pickle.dumps(block.frame)} for name, n, block in pending]
             templates = [replace(t, frame=t.frame.iloc[:0]) for t in tables]
-            mapped = _actor_stage(ray, ray.data.from_items(items, override_num_blocks=len(items)),
-                                  actor, (replace(config, progress=False), templates), ray_config)
+            mapped = _actor_stage(ray, items, actor, (replace(config, progress=False), templates),
+                                  ray_config)
             for result in mapped.iter_rows():
                 folder.add(result["part"], result["data"],
                            {"source": source_of[result["part"]],
@@ -154,8 +155,7 @@ def embed_vocabulary(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
                  for n in pending]
         with ray_session(ray, ray_config):
             if items:
-                dataset = ray.data.from_items(items, override_num_blocks=len(items))
-                for result in _actor_stage(ray, dataset, ChunkEmbedder, (encoder, cache_dir),
+                for result in _actor_stage(ray, items, ChunkEmbedder, (encoder, cache_dir),
                                            ray_config).iter_rows():
                     with atomic_path(chunk_path(folder, int(result["chunk"]))) as tmp:
                         tmp.write_bytes(result["data"])
@@ -191,14 +191,22 @@ def ray_session(ray, ray_config: RayConfig):
             ray.shutdown()
 
 
-def _actor_stage(ray, dataset, actor: type, args: tuple, ray_config: RayConfig):
-    """One item per call on a fixed pool of `workers` actors; Ray restarts a lost actor and
-    retries the item it held."""
-    return dataset.map_batches(
-        actor, batch_size=1, fn_constructor_args=args,
-        compute=ray.data.ActorPoolStrategy(size=ray_config.workers),
-        num_cpus=ray_config.num_cpus, num_gpus=ray_config.num_gpus or None,
-        max_restarts=ray_config.max_retries, max_task_retries=ray_config.max_retries)
+def _actor_stage(ray, items: list[dict], actor: type, args: tuple, ray_config: RayConfig):
+    """One item per call on a fixed pool of `workers` actors (fewer for fewer items); Ray restarts a lost actor and
+    retries the item it held.
+
+    The retries are finite on purpose (Ray Data's default is forever): a block that kills every
+    worker it reaches must end the run, not loop. Recent Ray warns that these two arguments will
+    get named parameters; they are still the way to set them from Ray 2.9 on.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
+        dataset = ray.data.from_items(items, override_num_blocks=len(items))
+        return dataset.map_batches(
+            actor, batch_size=1, fn_constructor_args=args,
+            compute=ray.data.ActorPoolStrategy(size=min(ray_config.workers, len(items))),
+            num_cpus=ray_config.num_cpus, num_gpus=ray_config.num_gpus or None,
+            max_restarts=ray_config.max_retries, max_task_retries=ray_config.max_retries)
 
 
 def _check_resources(ray, ray_config: RayConfig) -> None:

@@ -142,7 +142,8 @@ def test_cli_map_ray_then_review(ray_cluster, shared_cache, tmp_path):
     chunks = sorted(tmp_path.glob("chunk-*.xlsx"))
     sources = parts.drop_duplicates([SOURCE_FILE_COLUMN, "source_row"])
     assert len(chunks) == -(-len(sources) // 100)
-    first = pd.read_excel(chunks[0], sheet_name="candidates", dtype=str)
+    first = pd.read_excel(chunks[0], sheet_name="candidates", dtype=str,
+                          engine="openpyxl")
     assert first[["source_row"]].drop_duplicates().shape[0] == 100
 
 
