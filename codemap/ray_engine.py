@@ -125,7 +125,7 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
                            {"source": source_of[result["part"]],
                             "rows": int(result["rows"]), "candidates": int(result["candidates"]),
                             "seconds": round(float(result["seconds"]), 3),
-                            "worker": int(result["worker"])})
+                            "worker": int(result["worker"]), "written_at": round(time.time(), 3)})
                 if not folder.manifest["run"]:
                     folder.save(run=_run_sheet(json.loads(result["run"]), sources, ray_config))
                 counts["mapped"] += 1
