@@ -21,9 +21,9 @@ from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
 from .index import load_or_build_index
 from .labs import add_loinc_axes, lab_scorers
-from .language import LanguageGuess, source_language
+from .language import LanguageGuess, names_language, source_language
 from .lexical import load_or_build_lexical
-from .rank import rank_hybrid
+from .rank import for_languages, rank_hybrid
 from .readers import SourceTable, read_code_list
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
@@ -61,11 +61,17 @@ class Mapper:
     index: object  # codemap.index.NameIndex
     lexical: object | None  # codemap.lexical.LexicalIndex; None for the encoder-only ranking
     scorers: list
+    rank: RankConfig  # config.rank with the fusion weight for this pair of languages
+    target_lang: str = ""
     timings: dict = field(default_factory=dict)
 
     @classmethod
     def load(cls, config: MapConfig) -> "Mapper":
-        """Load the target, the model and both indexes (built and cached on first use)."""
+        """Load the target, the model and both indexes (built and cached on first use).
+
+        `config.source_lang` (given, or detected by the caller from the whole list) decides
+        the fusion weight together with the target names' language and the model.
+        """
         clock = time.perf_counter()
         vocab = load_target(config.target, config.vocab_filter,
                             config.store_dir or config.cache_dir / "store")
@@ -79,15 +85,18 @@ class Mapper:
                    if config.rank.method != "encoder" else None)
         timings = {"load_target": t_vocab - clock, "load_model": t_model - t_vocab,
                    "index": time.perf_counter() - t_model}  # name index and lexical index
-        return cls(config, vocab, encoder, index, lexical, evidence_scorers(vocab, config.rank),
-                   timings)
+        target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist())
+        rank = for_languages(config.rank, config.source_lang or "", target_lang,
+                             encoder.info.multilingual())
+        return cls(config, vocab, encoder, index, lexical, evidence_scorers(vocab, rank), rank,
+                   target_lang, timings)
 
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
         queries = self.encoder.encode(source.query_texts, progress=self.config.progress,
                                       desc="embedding source")
         found = rank_hybrid(self.index, self.lexical, self.vocab, queries, row_fields(source),
-                            self.scorers, self.config.rank)
+                            self.scorers, self.rank)
         candidates = _join_source(source, source.texts, found)
         if self.config.memory is not None:
             from .memory import prefill
@@ -111,9 +120,11 @@ class Mapper:
             "backend": info.backend.value,
             "pooling": info.pooling.value,
             "max_length": info.max_length,
-            "top_k": self.config.rank.top_k,
-            "ranking": f"{self.config.rank.method} ({self.config.rank.fusion}), evidence: "
+            "top_k": self.rank.top_k,
+            "ranking": f"{self.rank.method} ({self.rank.fusion}, encoder weight "
+                       f"{self.rank.encoder_weight}), evidence: "
                        f"{', '.join(s.name for s in self.scorers) or 'none'}",
+            "target_language": self.target_lang or "unknown",
             "index_cache": "hit" if self.index.cache_hit else "built",
             "index_folder": str(self.index.folder),
         }
@@ -127,10 +138,12 @@ def map_codes(config: MapConfig) -> MapResult:
     clock = time.perf_counter()
     source = read_code_list(config.source, config.read)
     t_read = time.perf_counter()
-    mapper = Mapper.load(config)
-    t_loaded = time.perf_counter()
     texts = source.texts
     language = source_language(texts, config.source_lang)
+    if language.method != "uncertain":
+        config = replace(config, source_lang=language.lang)
+    mapper = Mapper.load(config)
+    t_loaded = time.perf_counter()
     candidates = mapper.map_block(source)
     t_rank = time.perf_counter()
     timings = {"read": t_read - clock, "load_model": mapper.timings["load_model"],
@@ -183,12 +196,17 @@ def evaluate_gold(config: EvalConfig) -> dict:
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir)
+    language = source_language(texts, None)
+    base = for_languages(config.rank, language.lang if language.method != "uncertain" else "",
+                         names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist()),
+                         encoder.info.multilingual())
     scores = {}
-    for method, rank in eval_methods(config.rank, drugs=is_drug_vocabulary(vocab)).items():
+    for method, rank in eval_methods(base, drugs=is_drug_vocabulary(vocab)).items():
         found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
         scores[method] = score_ranks(gold_ranks(found, gold))
     return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
-            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
+            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
+            "encoder_weight": base.encoder_weight, "source_language": language.describe()}
 
 
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:

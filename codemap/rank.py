@@ -2,7 +2,7 @@
 and/or lexical), then re-scored by domain evidence (lab or drug scorers)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -69,6 +69,15 @@ def _name_scores(index, lexical, queries, rows, config):
     enc = queries @ index.vectors.T if config.method != "lexical" else None
     lex = lexical.similarity([r["text"] for r in rows]) if config.method != "encoder" else None
     return enc, lex
+
+
+def for_languages(config: RankConfig, source_lang: str, target_lang: str,
+                  multilingual_model: bool) -> RankConfig:
+    """The ranking settings for this pair of languages: with a multilingual model and source
+    texts in another language than the target names, the encoder gets the cross-lingual weight."""
+    if multilingual_model and source_lang and target_lang and source_lang != target_lang:
+        return replace(config, encoder_weight=config.crosslingual_encoder_weight)
+    return config
 
 
 def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
