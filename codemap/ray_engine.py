@@ -39,6 +39,7 @@ from .files import atomic_path, sha256_file, sha256_text
 from .index import CHUNK_NAMES, chunk_path, index_folder, load_or_build_index
 from .models import resolve_model
 from .parts import SOURCE_FILE_COLUMN, PartsFolder, parquet_bytes, part_name
+from .language import source_language
 from .readers import read_code_list
 from .vocab import Vocabulary, load_target
 
@@ -48,12 +49,15 @@ log = logging.getLogger(__name__)
 class BlockMapper:
     """A Ray Data actor: loads one Mapper, then maps one block per call into Parquet bytes."""
 
-    def __init__(self, config: MapConfig, templates: list):
+    def __init__(self, config: MapConfig, templates: list, langs: list):
         from .pipeline import Mapper
 
-        self.mapper = Mapper.load(config)
+        mapper = Mapper.load(config)
+        # One view per list: its language (detected on the whole list, as the local engine does)
+        # sets the fusion weight.
+        self.mappers = [mapper.for_source_lang(lang) for lang in langs]
         self.templates = templates  # each source's SourceTable with an empty frame (its roles)
-        self.run = json.dumps(self.mapper.describe(), default=str)
+        self.run = json.dumps(mapper.describe(), default=str)
 
     def __call__(self, batch: dict) -> dict:
         out = {key: [] for key in ("part", "data", "rows", "candidates", "seconds", "worker", "run")}
@@ -62,7 +66,7 @@ class BlockMapper:
             started = time.perf_counter()
             template = self.templates[int(number)]
             block = replace(template, frame=pickle.loads(frame), first_row=int(first_row))
-            candidates = self.mapper.map_block(block)
+            candidates = self.mappers[int(number)].map_block(block)
             candidates.insert(0, SOURCE_FILE_COLUMN, template.path.name)
             out["part"].append(name)
             out["data"].append(parquet_bytes(candidates))
@@ -100,6 +104,8 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
     """
     ray = _import_ray()
     tables = [read_code_list(path, config.read) for path in sources]
+    guesses = [source_language(t.texts, config.source_lang) for t in tables]
+    langs = [g.lang if g.method != "uncertain" else config.source_lang for g in guesses]
     vocab = load_target(config.target, config.vocab_filter,
                         config.store_dir or config.cache_dir / "store")
     settings = _run_settings(config, sources, ray_config)
@@ -118,8 +124,8 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
             items = [{"part": name, "source": n, "first_row": block.first_row,
                       "frame": pickle.dumps(block.frame)} for name, n, block in pending]
             templates = [replace(t, frame=t.frame.iloc[:0]) for t in tables]
-            mapped = _actor_stage(ray, items, actor, (replace(config, progress=False), templates),
-                                  ray_config)
+            mapped = _actor_stage(ray, items, actor, (replace(config, progress=False), templates,
+                                                      langs), ray_config)
             for result in mapped.iter_rows():
                 folder.add(result["part"], result["data"],
                            {"source": source_of[result["part"]],
@@ -127,7 +133,9 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
                             "seconds": round(float(result["seconds"]), 3),
                             "worker": int(result["worker"]), "written_at": round(time.time(), 3)})
                 if not folder.manifest["run"]:
-                    folder.save(run=_run_sheet(json.loads(result["run"]), sources, ray_config))
+                    run = {**json.loads(result["run"]),
+                           "source_language": "; ".join(g.describe() for g in guesses)}
+                    folder.save(run=_run_sheet(run, sources, ray_config))
                 counts["mapped"] += 1
     done = {name for name, _, _ in blocks} <= set(folder.manifest["parts"])
     folder.save(complete=done, rows=counts["rows"],
