@@ -94,10 +94,28 @@ def _rank_config(encoder_weight: float | None, **settings) -> RankConfig:
     return RankConfig(**settings)
 
 
+class Engine(str, Enum):
+    local = "local"
+    ray = "ray"
+
+
+# --engine ray (codemap.ray_engine); declared once for `map` and `vocab embed`.
+EngineOption = typer.Option(Engine.local, "--engine",
+                            help="local (this process) or ray (a pool of Ray actors; needs the "
+                                 "`ray` extra).")
+RayAddressOption = typer.Option(None, "--ray-address",
+                                help="ray: cluster to join ('auto' or host:port) [default: start "
+                                     "Ray on this machine].")
+WorkersOption = typer.Option(1, "--workers", min=1, help="ray: actors, each loading the model once.")
+NumGpusOption = typer.Option(0.0, "--num-gpus", min=0.0, help="ray: GPUs per actor.")
+
+
 @app.command("map")
 @user_errors
 def map_command(
-    source: Path = typer.Argument(..., help="Code list: CSV, TSV or Excel workbook."),
+    sources: List[Path] = typer.Argument(..., metavar="SOURCE...",
+                                         help="Code list: CSV, TSV or Excel workbook (several "
+                                              "with --engine ray)."),
     target: str = TargetOption,
     output: Optional[Path] = typer.Option(None, "--output", "-o",
                                           help="Output .xlsx (review workbook), .csv, .tsv or "
@@ -149,22 +167,38 @@ def map_command(
                                     help="Keep the name index's vectors as float16 (half the memory)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
+    engine: Engine = EngineOption,
+    ray_address: Optional[str] = RayAddressOption,
+    workers: int = WorkersOption,
+    num_gpus: float = NumGpusOption,
+    batch_rows: int = typer.Option(2048, "--batch-rows", min=1,
+                                   help="ray: source rows per block and per Parquet part."),
 ) -> None:
     """Rank target concepts for every row of a code list and write them for review.
 
     CSV/TSV lists are read, mapped and written block by block (--block-rows), so memory does not
     grow with the list; the .xlsx review workbook holds at most 1,048,576 rows (use .csv or
-    .parquet beyond).
+    .parquet beyond). With --engine ray, -o is a folder of Parquet parts plus a manifest (rerun
+    to resume), read by `codemap review`.
 
     Example: codemap map examples/labs.xlsx --target LOINC
-    (or, on an imported release: --target LOINC --filter class=CHEM --lang de)
+    (or, on an imported release: --target LOINC --filter class=CHEM --lang de;
+    on a cluster: codemap map sites/*.csv -t LOINC --engine ray --ray-address auto -o mapped/)
     """
     from .pipeline import map_to_file
     from .summary import print_map_summary
     from .writers import check_output, default_output
 
     _setup_logging(verbose, quiet)
-    output = check_output(output or default_output(source))
+    source = sources[0]
+    if engine is Engine.local and len(sources) > 1:
+        raise CodemapError(f"{len(sources)} code lists given; map them one at a time, or all "
+                           "together with --engine ray -o FOLDER")
+    if engine is Engine.ray and (output is None or output.suffix.lower() in {".xlsx", ".csv", ".tsv", ".parquet"}):
+        raise CodemapError(f"{output or '(no -o)'}: --engine ray writes a folder of Parquet parts; "
+                           "give -o a folder, e.g. -o mapped/")
+    if engine is Engine.local:
+        output = check_output(output or default_output(source))
     config = MapConfig(
         source=source, target=target,
         read=ReadOptions(sheet=sheet, encoding=encoding, code_col=code_col,
@@ -183,6 +217,18 @@ def map_command(
         source_lang=source_lang,
         index=IndexConfig(approximate_above=approximate_above, nprobe=nprobe, float16=fp16_index),
     )
+    if engine is Engine.ray:
+        from .config import RayConfig
+        from .ray_engine import map_with_ray
+
+        counts = map_with_ray(config, sources, RayConfig(address=ray_address, workers=workers,
+                                                         num_gpus=num_gpus, batch_rows=batch_rows),
+                              output)
+        if not quiet:
+            typer.echo(f"{counts['rows']:,} rows of {counts['sources']} list(s) → {counts['parts']} "
+                       f"parts in {output} ({counts['skipped']} already finished, "
+                       f"{counts['mapped']} mapped in {counts['seconds']:.1f} s)")
+        return
     result = map_to_file(config, output, block_rows)
     if not quiet:
         print_map_summary(result, output)
@@ -475,6 +521,68 @@ def vocab_rm_command(name: str = typer.Argument(..., help="Vocabulary name in th
     from .store import VocabStore
 
     typer.echo(f"removed {VocabStore(store).remove(name)}")
+
+
+@vocab_app.command("embed")
+@user_errors
+def vocab_embed_command(
+    name: str = typer.Argument(..., help="Vocabulary: a --target value (store name, LOINC, file)."),
+    model: str = ModelOption,
+    engine: Engine = EngineOption,
+    ray_address: Optional[str] = RayAddressOption,
+    workers: int = WorkersOption,
+    num_gpus: float = NumGpusOption,
+    batch_size: int = BatchOption,
+    device: str = DeviceOption,
+    cache_dir: Optional[Path] = CacheOption,
+    filters: Optional[List[str]] = FilterOption,
+    standard_only: bool = StandardOnlyOption,
+    lang: Optional[List[str]] = LangOption,
+    store: Optional[Path] = StoreOption,
+) -> None:
+    """Embed a vocabulary's names into the index cache ahead of `codemap map` (with --engine ray,
+    split into chunks over a pool of actors; an interrupted build resumes from finished chunks).
+
+    Example: codemap vocab embed LOINC --model default --engine ray --workers 2
+    """
+    from .config import RayConfig
+    from .ray_engine import embed_vocabulary
+    from .vocab import load_target
+
+    _setup_logging(False, False)
+    cache = cache_dir or default_cache_dir()
+    vocab = load_target(name, VocabFilter.from_options(filters, standard_only, lang),
+                        store or cache / "store")
+    done = embed_vocabulary(vocab, EncoderConfig(model=model, batch_size=batch_size, device=device),
+                            cache, RayConfig(address=ray_address, workers=workers,
+                                             num_gpus=num_gpus) if engine is Engine.ray else None)
+    state = "already cached" if done["cache_hit"] else f"{done['embedded_by_ray']} chunks by Ray"
+    typer.echo(f"{vocab.id}: {done['names']:,} names in {done['chunks']} chunks ({state}) in "
+               f"{done['seconds']:.1f} s → {done['folder']}")
+
+
+@app.command("review")
+@user_errors
+def review_command(
+    parts: Path = typer.Argument(..., help="Output folder of `codemap map --engine ray`."),
+    output: Path = typer.Option(..., "--output", "-o", help="Review workbook (.xlsx), or .csv/.tsv."),
+    site: Optional[str] = typer.Option(None, "--site", help="One workbook per value of this column "
+                                                            "(e.g. source_file, or a site column "
+                                                            "of the lists)."),
+    rows: Optional[int] = typer.Option(None, "--rows", min=1,
+                                       help="One workbook per this many source rows."),
+) -> None:
+    """Write review workbooks from a folder of Parquet parts (one sheet holds 1,048,576 rows:
+    split big runs per site or per chunk of source rows).
+
+    Example: codemap review mapped/ -o review.xlsx --site source_file
+    """
+    from .parts import write_review_parts
+
+    if site is not None and rows is not None:
+        raise CodemapError("give --site or --rows, not both")
+    for path in write_review_parts(parts, output, site=site, rows=rows):
+        typer.echo(f"wrote {path}")
 
 
 def main() -> None:

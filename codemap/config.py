@@ -173,3 +173,15 @@ class ApplyConfig:
     mapping_set_id: str = ""  # SSSOM mapping_set_id; derived from the output name when ""
     license: str = "https://w3id.org/sssom/license/unspecified"  # SSSOM licence of the set
     memory: Path | None = None  # store the decisions in this mapping memory
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    """How `--engine ray` spreads a run over a Ray cluster (codemap.ray_engine)."""
+
+    address: str | None = None  # None: start Ray on this machine; "auto" or host:port: join a cluster
+    workers: int = 1  # actors, each holding one model (one Mapper)
+    num_gpus: float = 0.0  # GPUs per actor; the encoder uses CUDA where the actor has one
+    num_cpus: float = 1.0  # CPUs per actor
+    batch_rows: int = 2048  # source rows per block, and per Parquet part
+    max_retries: int = 3  # restarts of a lost actor, and retries of the blocks it held

@@ -20,6 +20,7 @@ import numpy as np
 from .config import IndexConfig
 from .encoder import Encoder
 from .files import atomic_path, sha256_file, sha256_text
+from .models import ModelInfo
 from .vocab import Vocabulary
 
 log = logging.getLogger(__name__)
@@ -56,11 +57,28 @@ def index_key(encoder: Encoder, vocab: Vocabulary) -> str:
                        vocab.content_hash)[:24]
 
 
+def index_folder(cache_dir: Path, vocab: Vocabulary, encoder: Encoder) -> Path:
+    """The cache folder of (model, runtime, vocabulary): its manifest.json says the build is complete."""
+    return Path(cache_dir) / "index" / f"{vocab.id}-{index_key(encoder, vocab)}"
+
+
+def chunk_path(folder: Path, number: int) -> Path:
+    """Where chunk `number` (names number·CHUNK_NAMES onwards) of a build in progress is saved;
+    `codemap.ray_engine` writes the same files from its workers."""
+    return folder / "chunks" / f"{number:06d}.npy"
+
+
+def save_array(path: Path, array: np.ndarray) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            np.save(handle, array)
+
+
 def load_or_build_index(vocab: Vocabulary, encoder: Encoder, cache_dir: Path, *,
                         progress: bool = False, index_config: IndexConfig = IndexConfig()) -> NameIndex:
     """Load the cached vectors for (model, vocabulary) or embed them, resuming finished chunks,
     and build the FAISS index `index_config` asks for."""
-    folder = Path(cache_dir) / "index" / f"{vocab.id}-{index_key(encoder, vocab)}"
+    folder = index_folder(cache_dir, vocab, encoder)
     started = time.perf_counter()
     vectors = _load_cached(folder, len(vocab.names), encoder.dim)
     cache_hit = vectors is not None
@@ -145,20 +163,16 @@ def _build(folder: Path, vocab: Vocabulary, encoder: Encoder, progress: bool) ->
     if finished:
         log.info("resuming index build of %s: %d of %d chunks already embedded", vocab.id, finished, n_chunks)
     for number in range(n_chunks):
-        path = chunks / f"{number:06d}.npy"
+        path = chunk_path(folder, number)
         texts = names[number * CHUNK_NAMES:(number + 1) * CHUNK_NAMES]
-        part = _load_chunk(path, len(texts), encoder.dim)
+        part = load_chunk(path, len(texts), encoder.dim)
         if part is None:
             part = encoder.encode(texts, progress=progress,
                                   desc=f"indexing {vocab.id} {number + 1}/{n_chunks}")
-            with atomic_path(path) as tmp:
-                with open(tmp, "wb") as handle:
-                    np.save(handle, part)
+            save_array(path, part)
         parts.append(part)
     vectors = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)
-    with atomic_path(folder / "vectors.npy") as tmp:
-        with open(tmp, "wb") as handle:
-            np.save(handle, vectors)
+    save_array(folder / "vectors.npy", vectors)
     manifest = {"format": INDEX_FORMAT, "vocabulary": vocab.id, "version": vocab.version,
                 "vocab_hash": vocab.content_hash, "model": encoder.info.id,
                 "variant": encoder.variant, "count": len(names), "dim": encoder.dim,
@@ -170,7 +184,7 @@ def _build(folder: Path, vocab: Vocabulary, encoder: Encoder, progress: bool) ->
     return vectors
 
 
-def _load_chunk(path: Path, rows: int, dim: int) -> np.ndarray | None:
+def load_chunk(path: Path, rows: int, dim: int) -> np.ndarray | None:
     if not path.exists():
         return None
     try:

@@ -114,6 +114,14 @@ class Mapper:
             candidates, _ = prefill(candidates, self.vocab, self.config.memory)
         return candidates
 
+    def for_source_lang(self, lang: str | None) -> "Mapper":
+        """This Mapper, sharing what it loaded, for a list in `lang` (the fusion weight depends
+        on the pair of languages): an engine mapping several lists at once uses one per list."""
+        rank = for_languages(self.config.rank, lang or "", self.target_lang,
+                             self.encoder.info.multilingual())
+        return replace(self, config=replace(self.config, source_lang=lang), rank=rank,
+                       scorers=evidence_scorers(self.vocab, rank))
+
     def describe(self) -> dict:
         """The run sheet's settings that come from what was loaded."""
         vocab, info = self.vocab, self.encoder.info
