@@ -19,11 +19,16 @@ from codemap.vocab import Vocabulary, load_target
 LOINC_AXES = ["COMPONENT", "PROPERTY", "TIME_ASPCT", "SYSTEM", "SCALE_TYP", "METHOD_TYP"]
 
 
-def load_loinc_public(data_dir: Path) -> Vocabulary:
+def load_loinc_public(data_dir: Path, german: bool = True) -> Vocabulary:
     """LOINC codes with English short names (loinc-shortnames), English long common names
     (loinc-top2000), German long names (loinc-de-linguistic-variant); the German axes (and the
     English COMPONENT from loinc-core-2col) become part concepts linked by has_<axis> relations.
+
+    `german=False` ("loinc-en"): English names only; the one English axis, COMPONENT, becomes
+    the part concepts (has_component), so every name and relation is English.
     """
+    if not german:
+        return _loinc_english(data_dir)
     short = _read(data_dir / "loinc-shortnames" / "loinc_shortnames.tsv", header=False)
     short.columns = ["code", "name"]
     top = pd.concat([_read(p) for p in sorted((data_dir / "loinc-top2000").glob("*.csv"))])
@@ -61,6 +66,57 @@ def load_loinc_public(data_dir: Path) -> Vocabulary:
                       names=names_frame[["code", "name", "name_type", "lang"]],
                       relations=pd.concat(relations, ignore_index=True).drop_duplicates(),
                       source=str(data_dir))
+
+
+def _loinc_english(data_dir: Path) -> Vocabulary:
+    short = _read(data_dir / "loinc-shortnames" / "loinc_shortnames.tsv", header=False)
+    short.columns = ["code", "name"]
+    top = pd.concat([_read(p) for p in sorted((data_dir / "loinc-top2000").glob("*.csv"))])
+    top = top.iloc[:, :3]
+    top.columns = ["code", "name", "short"]
+    component = _read(data_dir / "loinc-core-2col" / "LoincTableCore_LOINC_NUM_COMPONENT.csv")
+    component = component.set_axis(["code", "name"], axis=1)
+    component = component[component["code"].isin(set(short["code"]) | set(top["code"]))
+                          & (component["name"].str.strip() != "")]
+    part_code = "component:" + component["name"].str.lower()
+    names = pd.concat([short.assign(name_type="short"),
+                       top[["code", "name"]].assign(name_type="preferred"),
+                       top[["code", "short"]].rename(columns={"short": "name"}).assign(name_type="short"),
+                       pd.DataFrame({"code": part_code, "name": component["name"], "name_type": "part"})],
+                      ignore_index=True).assign(lang="en")
+    names = names[names["name"].str.strip() != ""].drop_duplicates(["code", "name"])
+    relations = pd.DataFrame({"head": component["code"], "relation": "has_component",
+                              "tail": part_code}).drop_duplicates()
+    return Vocabulary(id="LOINC", version="public files, English", concepts=names.drop_duplicates("code")[["code", "name"]],
+                      names=names[["code", "name", "name_type", "lang"]], relations=relations,
+                      source=str(data_dir))
+
+
+def load_icd10cm() -> Vocabulary:
+    """ICD-10-CM from the `simple-icd-10-cm` package: every chapter, block and code with its title
+    and its inclusion terms as synonyms, and is_a links to the parent. The 7th-character
+    extensions (~70k of 98k codes, "…, initial encounter"/"…, sequela") are left out: they repeat
+    their parent's title and would fill most batches. (Hold evaluation terms out with --holdout.)"""
+    try:
+        import simple_icd_10_cm as icd
+    except ImportError:
+        raise CodemapError("--kg icd10cm needs the simple-icd-10-cm package: "
+                           "pip install 'codemap[train]'") from None
+    names, relations = [], []
+    for code in icd.get_all_codes(True):
+        if icd.is_extended_subcategory(code):
+            continue
+        names.append((code, icd.get_description(code), "preferred"))
+        names += [(code, term, "synonym") for term in icd.get_inclusion_term(code)]
+        parent = icd.get_parent(code)
+        if parent:
+            relations.append((code, "is_a", parent))
+    names_frame = pd.DataFrame(names, columns=["code", "name", "name_type"]).assign(lang="en")
+    names_frame = names_frame[names_frame["name"].str.strip() != ""].drop_duplicates(["code", "name"])
+    return Vocabulary(id="ICD10CM", version="simple-icd-10-cm",
+                      concepts=names_frame.drop_duplicates("code")[["code", "name"]], names=names_frame,
+                      relations=pd.DataFrame(relations, columns=["head", "relation", "tail"]),
+                      source="simple-icd-10-cm")
 
 
 _OBO_LINE = re.compile(r'^(id|name|synonym|is_a|is_obsolete): (?:"([^"]*)"|(\S+))?(.*)$')
@@ -106,14 +162,15 @@ def load_obo(path: Path, vocab_id: str | None = None) -> Vocabulary:
 
 PUBLIC_SOURCES = {
     "loinc": lambda data_dir: load_loinc_public(data_dir),
+    "loinc-en": lambda data_dir: load_loinc_public(data_dir, german=False),
     "hpo": lambda data_dir: load_obo(data_dir / "hpo-2015" / "hp.obo", "HPO"),
-    "do": lambda data_dir: load_obo(data_dir / "disease-ontology" / "doid.obo", "DO"),
+    "do": lambda data_dir: load_obo(_one(data_dir / "disease-ontology", "doid*.obo"), "DO"),
 }
 
 
 def resolve_kg(spec: str, data_dir: Path | None) -> Vocabulary:
     """`--kg` value → Vocabulary: an .obo file, a public source name read from `data_dir`
-    (loinc, hpo, do), or anything `codemap.vocab.load_target` knows (store, built-in, file).
+    (loinc, loinc-en, hpo, do) or a package (icd10cm), or anything `codemap.vocab.load_target` knows (store, built-in, file).
 
     Raises CodemapError when it is none of these.
     """
@@ -122,12 +179,21 @@ def resolve_kg(spec: str, data_dir: Path | None) -> Vocabulary:
         if not path.exists():
             raise CodemapError(f"--kg {spec}: file not found")
         return load_obo(path)
+    if spec.lower() == "icd10cm":  # from a package, no data folder needed
+        return load_icd10cm()
     loader = PUBLIC_SOURCES.get(spec.lower())
     if loader is not None and data_dir is not None:
         if not Path(data_dir).is_dir():
             raise CodemapError(f"--data-dir {data_dir}: not a folder")
         return loader(Path(data_dir))
     return load_target(spec)
+
+
+def _one(folder: Path, pattern: str) -> Path:
+    found = sorted(folder.glob(pattern))
+    if not found:
+        raise CodemapError(f"{folder}: no {pattern} file; --data-dir must hold the public data folders")
+    return found[-1]
 
 
 def _read(path: Path, header: bool = True) -> pd.DataFrame:
