@@ -29,15 +29,9 @@ def load_loinc_public(data_dir: Path, german: bool = True) -> Vocabulary:
     """
     if not german:
         return _loinc_english(data_dir)
-    short = _read(data_dir / "loinc-shortnames" / "loinc_shortnames.tsv", header=False)
-    short.columns = ["code", "name"]
-    top = pd.concat([_read(p) for p in sorted((data_dir / "loinc-top2000").glob("*.csv"))])
-    top = top.iloc[:, :3]
-    top.columns = ["code", "name", "short"]
+    english = _loinc_english_names(data_dir)
     german = _read(data_dir / "loinc-de-linguistic-variant" / "deDE15LinguisticVariant.csv")
-    names = [short.assign(lang="en", name_type="short"),
-             top[["code", "name"]].assign(lang="en", name_type="preferred"),
-             top[["code", "short"]].rename(columns={"short": "name"}).assign(lang="en", name_type="short"),
+    names = [english,
              german[["LOINC_NUM", "LONG_COMMON_NAME"]].set_axis(["code", "name"], axis=1)
              .assign(lang="de", name_type="preferred")]
     relations = []
@@ -68,22 +62,28 @@ def load_loinc_public(data_dir: Path, german: bool = True) -> Vocabulary:
                       source=str(data_dir))
 
 
-def _loinc_english(data_dir: Path) -> Vocabulary:
+def _loinc_english_names(data_dir: Path) -> pd.DataFrame:
+    """English short names (loinc-shortnames) and Top-2000 long common and short names."""
     short = _read(data_dir / "loinc-shortnames" / "loinc_shortnames.tsv", header=False)
     short.columns = ["code", "name"]
     top = pd.concat([_read(p) for p in sorted((data_dir / "loinc-top2000").glob("*.csv"))])
     top = top.iloc[:, :3]
     top.columns = ["code", "name", "short"]
+    return pd.concat([short.assign(name_type="short"),
+                      top[["code", "name"]].assign(name_type="preferred"),
+                      top[["code", "short"]].rename(columns={"short": "name"}).assign(name_type="short")],
+                     ignore_index=True).assign(lang="en")
+
+
+def _loinc_english(data_dir: Path) -> Vocabulary:
+    english = _loinc_english_names(data_dir)
     component = _read(data_dir / "loinc-core-2col" / "LoincTableCore_LOINC_NUM_COMPONENT.csv")
     component = component.set_axis(["code", "name"], axis=1)
-    component = component[component["code"].isin(set(short["code"]) | set(top["code"]))
+    component = component[component["code"].isin(set(english["code"]))
                           & (component["name"].str.strip() != "")]
     part_code = "component:" + component["name"].str.lower()
-    names = pd.concat([short.assign(name_type="short"),
-                       top[["code", "name"]].assign(name_type="preferred"),
-                       top[["code", "short"]].rename(columns={"short": "name"}).assign(name_type="short"),
-                       pd.DataFrame({"code": part_code, "name": component["name"], "name_type": "part"})],
-                      ignore_index=True).assign(lang="en")
+    names = pd.concat([english, pd.DataFrame({"code": part_code, "name": component["name"],
+                                              "name_type": "part", "lang": "en"})], ignore_index=True)
     names = names[names["name"].str.strip() != ""].drop_duplicates(["code", "name"])
     relations = pd.DataFrame({"head": component["code"], "relation": "has_component",
                               "tail": part_code}).drop_duplicates()
