@@ -7,12 +7,15 @@ store (`codemap.vocab.load_target`) for any name it does not know itself.
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from codemap.errors import CodemapError
 from codemap.readers import read_table
+from codemap.store import VocabStore
+from codemap.store.importers import ImportOptions
 from codemap.vocab import Vocabulary, load_target
 
 # LOINC's six axes in the German linguistic variant, as relation labels "has_<axis>".
@@ -93,30 +96,24 @@ def _loinc_english(data_dir: Path) -> Vocabulary:
 
 
 def load_icd10cm() -> Vocabulary:
-    """ICD-10-CM from the `simple-icd-10-cm` package: every chapter, block and code with its title
-    and its inclusion terms as synonyms, and is_a links to the parent. The 7th-character
-    extensions (~70k of 98k codes, "…, initial encounter"/"…, sequela") are left out: they repeat
-    their parent's title and would fill most batches. (Hold evaluation terms out with --holdout.)"""
+    """ICD-10-CM: the CMS tabular XML that the `simple-icd-10-cm` package bundles, read by the
+    vocabulary store's icd10cm importer (into a throw-away store): titles, inclusion terms as
+    synonyms, is_a to the parent; 7th-character extensions are not expanded into codes.
+    (Hold evaluation terms out with --holdout.)"""
     try:
-        import simple_icd_10_cm as icd
+        import simple_icd_10_cm
     except ImportError:
         raise CodemapError("--kg icd10cm needs the simple-icd-10-cm package: "
-                           "pip install 'codemap[train]'") from None
-    names, relations = [], []
-    for code in icd.get_all_codes(True):
-        if icd.is_extended_subcategory(code):
-            continue
-        names.append((code, icd.get_description(code), "preferred"))
-        names += [(code, term, "synonym") for term in icd.get_inclusion_term(code)]
-        parent = icd.get_parent(code)
-        if parent:
-            relations.append((code, "is_a", parent))
-    names_frame = pd.DataFrame(names, columns=["code", "name", "name_type"]).assign(lang="en")
-    names_frame = names_frame[names_frame["name"].str.strip() != ""].drop_duplicates(["code", "name"])
-    return Vocabulary(id="ICD10CM", version="simple-icd-10-cm",
-                      concepts=names_frame.drop_duplicates("code")[["code", "name"]], names=names_frame,
-                      relations=pd.DataFrame(relations, columns=["head", "relation", "tail"]),
-                      source="simple-icd-10-cm")
+                           "pip install 'codemap[train]' (or import a tabular XML with "
+                           "`codemap vocab import icd10cm FILE` and use --kg ICD10CM)") from None
+    xml = sorted((Path(simple_icd_10_cm.__file__).parent / "data").glob("*tabular*.xml"))
+    if not xml:
+        raise CodemapError("simple-icd-10-cm ships no tabular XML; import one with "
+                           "`codemap vocab import icd10cm FILE` and use --kg ICD10CM")
+    with tempfile.TemporaryDirectory(prefix="codemap-icd10cm-") as folder:
+        store = VocabStore(folder)
+        store.import_files("icd10cm", xml[-1], ImportOptions())
+        return store.load("ICD10CM")
 
 
 _OBO_LINE = re.compile(r'^(id|name|synonym|is_a|is_obsolete): (?:"([^"]*)"|(\S+))?(.*)$')
