@@ -112,7 +112,8 @@ def map_codes(config: MapConfig) -> MapResult:
 def evaluate_gold(config: EvalConfig) -> dict:
     """Rank the gold file's queries and score them against its gold codes.
 
-    Returns {"scores": {method: Scores}, "n_pairs", "n_in_target", "target", "model"}. Pairs whose
+    Returns {"scores": {method: Scores}, "ranks": {method: [gold rank or None per scored pair]},
+    "n_pairs", "n_in_target", "target", "model"}. Pairs whose
     gold code is not in the target are counted but not scored (no method could find them).
     """
     source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
@@ -134,11 +135,12 @@ def evaluate_gold(config: EvalConfig) -> dict:
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir)
-    scores = {}
+    scores, ranks = {}, {}
     for method, rank in eval_methods(config.rank, drugs=is_drug_vocabulary(vocab)).items():
         found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
-        scores[method] = score_ranks(gold_ranks(found, gold))
-    return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
+        ranks[method] = gold_ranks(found, gold)
+        scores[method] = score_ranks(ranks[method])
+    return {"scores": scores, "ranks": ranks, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
 
 

@@ -146,6 +146,20 @@ def test_tiny_model_loss_goes_down_and_writes_a_loadable_model(tiny_setup, tmp_p
     encoder = Encoder.load(EncoderConfig(model=str(tmp_path / "run" / "model"), device="cpu"))
     assert encoder.encode(["glucose"]).shape == (1, 32)
     assert (tmp_path / "run" / "model" / "relations.safetensors").exists()
+    # the evaluator scores the trained folder and returns the per-query ranks behind its scores
+    from codemap.config import EvalConfig
+    from codemap.pipeline import evaluate_gold
+
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("label\tcode\nblood sugar\t1\nnatrium\t2\nhb\t5\n", encoding="utf-8")
+    result = evaluate_gold(EvalConfig(gold=gold, target=str(tiny_setup / "vocab.tsv"), gold_col="code",
+                                      text_cols=("label",), encoder=EncoderConfig(
+                                          model=str(tmp_path / "run" / "model"), device="cpu"),
+                                      cache_dir=tmp_path / "cache", progress=False))
+    ranks = result["ranks"]["encoder"]
+    assert len(ranks) == 3 and all(r is None or r >= 1 for r in ranks)
+    assert result["scores"]["encoder"].as_row()["acc@1"] == pytest.approx(
+        sum(r == 1 for r in ranks) / 3, abs=1e-3)
 
 
 def test_resume_gives_the_same_next_losses(tiny_setup, tmp_path):
