@@ -272,9 +272,9 @@ def _run_sheet(config: MapConfig, source: SourceTable, mapper: Mapper, language:
 def evaluate_gold(config: EvalConfig) -> dict:
     """Rank the gold file's queries and score them against its gold codes.
 
-    Returns {"scores": {method: Scores}, "n_pairs", "n_in_target", "target", "model", "backend"}.
-    Pairs whose gold code is not in the target are counted but not scored (no method could find
-    them).
+    Returns {"scores": {method: Scores}, "ranks": {method: [gold rank or None per scored pair]},
+    "n_pairs", "n_in_target", "target", "model", "backend", …}. Pairs whose gold code is not in
+    the target are counted but not scored (no method could find them).
     """
     source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
     if config.gold_col not in source.frame.columns:
@@ -295,7 +295,7 @@ def evaluate_gold(config: EvalConfig) -> dict:
                          names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist()),
                          encoder.info.multilingual())
     prepared = {}  # expand_abbreviations → (vocabulary, index, lexical, queries, rows)
-    scores = {}
+    scores, ranks = {}, {}
     drugs = is_drug_vocabulary(vocab)
     for method, rank in eval_methods(base, drugs=drugs).items():
         if rank.expand_abbreviations not in prepared:
@@ -303,8 +303,9 @@ def evaluate_gold(config: EvalConfig) -> dict:
         used, index, lexical, queries, ranked_rows = prepared[rank.expand_abbreviations]
         found = rank_hybrid(index, lexical, used, queries, ranked_rows, evidence_scorers(used, rank),
                             rank)
-        scores[method] = score_ranks(gold_ranks(found, gold))
-    return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
+        ranks[method] = gold_ranks(found, gold)
+        scores[method] = score_ranks(ranks[method])
+    return {"scores": scores, "ranks": ranks, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
             "encoder_weight": base.encoder_weight, "source_language": language.describe(),
             "backend": f"{encoder.variant} on {encoder.provider}",

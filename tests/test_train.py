@@ -101,6 +101,7 @@ def test_every_preset_loads():
         config = load_preset(path.stem)
         assert 2 <= config.repeats and config.repeats ** 2 <= config.batch_triplets, path.name
     assert load_preset("cpu-labs").kg == ("loinc",)
+    assert load_preset("cpu-kg").kg == ("loinc-en", "icd10cm")
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +146,20 @@ def test_tiny_model_loss_goes_down_and_writes_a_loadable_model(tiny_setup, tmp_p
     encoder = Encoder.load(EncoderConfig(model=str(tmp_path / "run" / "model"), device="cpu"))
     assert encoder.encode(["glucose"]).shape == (1, 32)
     assert (tmp_path / "run" / "model" / "relations.safetensors").exists()
+    # the evaluator scores the trained folder and returns the per-query ranks behind its scores
+    from codemap.config import EvalConfig
+    from codemap.pipeline import evaluate_gold
+
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("label\tcode\nblood sugar\t1\nnatrium\t2\nhb\t5\n", encoding="utf-8")
+    result = evaluate_gold(EvalConfig(gold=gold, target=str(tiny_setup / "vocab.tsv"), gold_col="code",
+                                      text_cols=("label",), encoder=EncoderConfig(
+                                          model=str(tmp_path / "run" / "model"), device="cpu"),
+                                      cache_dir=tmp_path / "cache", progress=False))
+    ranks = result["ranks"]["encoder"]
+    assert len(ranks) == 3 and all(r is None or r >= 1 for r in ranks)
+    assert result["scores"]["encoder"].as_row()["acc@1"] == pytest.approx(
+        sum(r == 1 for r in ranks) / 3, abs=1e-3)
 
 
 def test_resume_gives_the_same_next_losses(tiny_setup, tmp_path):
@@ -176,3 +191,51 @@ def test_cli_train_writes_a_model_and_rejects_unknown_options(tiny_setup, tmp_pa
     assert (out / "model" / "codemap.json").exists() and (out / "log.csv").exists()
     bad = CliRunner().invoke(app, ["train", "--no-such-option", "1"])
     assert bad.exit_code == 2
+
+
+def test_icd10cm_source_and_inclusion_dev_holdout():
+    """--kg icd10cm: titles + inclusion terms as synonyms, is_a to the parent, no 7th-character
+    extensions; --holdout of the ICD dev set removes every dev query from the training names."""
+    from pathlib import Path
+
+    from codemap.train.loop import holdout_names
+    from codemap.train.sources import resolve_kg
+
+    vocab = resolve_kg("icd10cm", None)
+    names = vocab.names[vocab.names["code"] == "A00.0"]["name"].tolist()
+    assert "Cholera due to Vibrio cholerae 01, biovar cholerae" in names and "Classical cholera" in names
+    rel = vocab.relations
+    assert rel[(rel["head"] == "A00.0")]["tail"].tolist() == ["A00"]
+    assert not vocab.names["code"].isin(["S72.001A", "T36.0X1A"]).any()
+    dev = Path(__file__).parents[1] / "benchmarks" / "data" / "icd10cm_inclusion_dev.tsv"
+    held = holdout_names((str(dev),), ("term",))
+    graph = build_graph([vocab], holdout=held)
+    assert graph.removed_names >= 400 and not held & set(graph.names)
+
+
+def test_english_loinc_and_do_sources_read_the_public_layout(tmp_path):
+    """loinc-en keeps English names only and links codes to English component parts; do finds
+    the dated doid file."""
+    from codemap.train.sources import resolve_kg
+
+    (tmp_path / "loinc-shortnames").mkdir()
+    (tmp_path / "loinc-shortnames" / "loinc_shortnames.tsv").write_text(
+        "2345-7\tGlucose SerPl-mCnc\n718-7\tHgb Bld-mCnc\n", encoding="utf-8")
+    (tmp_path / "loinc-top2000").mkdir()
+    (tmp_path / "loinc-top2000" / "top.csv").write_text(
+        "LOINC #,Long Common Name,Short Name,CLASS,Rank\n"
+        "718-7,Hemoglobin [Mass/volume] in Blood,Hgb Bld-mCnc,HEM/BC,2\n", encoding="utf-8")
+    (tmp_path / "loinc-core-2col").mkdir()
+    (tmp_path / "loinc-core-2col" / "LoincTableCore_LOINC_NUM_COMPONENT.csv").write_text(
+        "LOINC_NUM,COMPONENT\n2345-7,Glucose\n718-7,Hemoglobin\n9999-9,Unnamed\n", encoding="utf-8")
+    vocab = resolve_kg("loinc-en", tmp_path)
+    assert set(vocab.names["lang"]) == {"en"}
+    assert set(vocab.names[vocab.names["code"] == "718-7"]["name"]) == {
+        "Hgb Bld-mCnc", "Hemoglobin [Mass/volume] in Blood"}
+    assert sorted(vocab.relations["tail"]) == ["component:glucose", "component:hemoglobin"]
+    (tmp_path / "disease-ontology").mkdir()
+    (tmp_path / "disease-ontology" / "doid_2016-09-01.obo").write_text(
+        "[Term]\nid: DOID:1\nname: disease\n\n[Term]\nid: DOID:2\nname: flu\n"
+        'synonym: "influenza" EXACT []\nis_a: DOID:1 ! disease\n', encoding="utf-8")
+    do = resolve_kg("do", tmp_path)
+    assert do.relations.values.tolist() == [["DOID:2", "is_a", "DOID:1"]]

@@ -7,32 +7,34 @@ store (`codemap.vocab.load_target`) for any name it does not know itself.
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from codemap.errors import CodemapError
 from codemap.readers import read_table
+from codemap.store import VocabStore
+from codemap.store.importers import ImportOptions
 from codemap.vocab import Vocabulary, load_target
 
 # LOINC's six axes in the German linguistic variant, as relation labels "has_<axis>".
 LOINC_AXES = ["COMPONENT", "PROPERTY", "TIME_ASPCT", "SYSTEM", "SCALE_TYP", "METHOD_TYP"]
 
 
-def load_loinc_public(data_dir: Path) -> Vocabulary:
+def load_loinc_public(data_dir: Path, german: bool = True) -> Vocabulary:
     """LOINC codes with English short names (loinc-shortnames), English long common names
     (loinc-top2000), German long names (loinc-de-linguistic-variant); the German axes (and the
     English COMPONENT from loinc-core-2col) become part concepts linked by has_<axis> relations.
+
+    `german=False` ("loinc-en"): English names only; the one English axis, COMPONENT, becomes
+    the part concepts (has_component), so every name and relation is English.
     """
-    short = _read(data_dir / "loinc-shortnames" / "loinc_shortnames.tsv", header=False)
-    short.columns = ["code", "name"]
-    top = pd.concat([_read(p) for p in sorted((data_dir / "loinc-top2000").glob("*.csv"))])
-    top = top.iloc[:, :3]
-    top.columns = ["code", "name", "short"]
+    if not german:
+        return _loinc_english(data_dir)
+    english = _loinc_english_names(data_dir)
     german = _read(data_dir / "loinc-de-linguistic-variant" / "deDE15LinguisticVariant.csv")
-    names = [short.assign(lang="en", name_type="short"),
-             top[["code", "name"]].assign(lang="en", name_type="preferred"),
-             top[["code", "short"]].rename(columns={"short": "name"}).assign(lang="en", name_type="short"),
+    names = [english,
              german[["LOINC_NUM", "LONG_COMMON_NAME"]].set_axis(["code", "name"], axis=1)
              .assign(lang="de", name_type="preferred")]
     relations = []
@@ -61,6 +63,57 @@ def load_loinc_public(data_dir: Path) -> Vocabulary:
                       names=names_frame[["code", "name", "name_type", "lang"]],
                       relations=pd.concat(relations, ignore_index=True).drop_duplicates(),
                       source=str(data_dir))
+
+
+def _loinc_english_names(data_dir: Path) -> pd.DataFrame:
+    """English short names (loinc-shortnames) and Top-2000 long common and short names."""
+    short = _read(data_dir / "loinc-shortnames" / "loinc_shortnames.tsv", header=False)
+    short.columns = ["code", "name"]
+    top = pd.concat([_read(p) for p in sorted((data_dir / "loinc-top2000").glob("*.csv"))])
+    top = top.iloc[:, :3]
+    top.columns = ["code", "name", "short"]
+    return pd.concat([short.assign(name_type="short"),
+                      top[["code", "name"]].assign(name_type="preferred"),
+                      top[["code", "short"]].rename(columns={"short": "name"}).assign(name_type="short")],
+                     ignore_index=True).assign(lang="en")
+
+
+def _loinc_english(data_dir: Path) -> Vocabulary:
+    english = _loinc_english_names(data_dir)
+    component = _read(data_dir / "loinc-core-2col" / "LoincTableCore_LOINC_NUM_COMPONENT.csv")
+    component = component.set_axis(["code", "name"], axis=1)
+    component = component[component["code"].isin(set(english["code"]))
+                          & (component["name"].str.strip() != "")]
+    part_code = "component:" + component["name"].str.lower()
+    names = pd.concat([english, pd.DataFrame({"code": part_code, "name": component["name"],
+                                              "name_type": "part", "lang": "en"})], ignore_index=True)
+    names = names[names["name"].str.strip() != ""].drop_duplicates(["code", "name"])
+    relations = pd.DataFrame({"head": component["code"], "relation": "has_component",
+                              "tail": part_code}).drop_duplicates()
+    return Vocabulary(id="LOINC", version="public files, English", concepts=names.drop_duplicates("code")[["code", "name"]],
+                      names=names[["code", "name", "name_type", "lang"]], relations=relations,
+                      source=str(data_dir))
+
+
+def load_icd10cm() -> Vocabulary:
+    """ICD-10-CM: the CMS tabular XML that the `simple-icd-10-cm` package bundles, read by the
+    vocabulary store's icd10cm importer (into a throw-away store): titles, inclusion terms as
+    synonyms, is_a to the parent; 7th-character extensions are not expanded into codes.
+    (Hold evaluation terms out with --holdout.)"""
+    try:
+        import simple_icd_10_cm
+    except ImportError:
+        raise CodemapError("--kg icd10cm needs the simple-icd-10-cm package: "
+                           "pip install 'codemap[train]' (or import a tabular XML with "
+                           "`codemap vocab import icd10cm FILE` and use --kg ICD10CM)") from None
+    xml = sorted((Path(simple_icd_10_cm.__file__).parent / "data").glob("*tabular*.xml"))
+    if not xml:
+        raise CodemapError("simple-icd-10-cm ships no tabular XML; import one with "
+                           "`codemap vocab import icd10cm FILE` and use --kg ICD10CM")
+    with tempfile.TemporaryDirectory(prefix="codemap-icd10cm-") as folder:
+        store = VocabStore(folder)
+        store.import_files("icd10cm", xml[-1], ImportOptions())
+        return store.load("ICD10CM")
 
 
 _OBO_LINE = re.compile(r'^(id|name|synonym|is_a|is_obsolete): (?:"([^"]*)"|(\S+))?(.*)$')
@@ -106,14 +159,15 @@ def load_obo(path: Path, vocab_id: str | None = None) -> Vocabulary:
 
 PUBLIC_SOURCES = {
     "loinc": lambda data_dir: load_loinc_public(data_dir),
+    "loinc-en": lambda data_dir: load_loinc_public(data_dir, german=False),
     "hpo": lambda data_dir: load_obo(data_dir / "hpo-2015" / "hp.obo", "HPO"),
-    "do": lambda data_dir: load_obo(data_dir / "disease-ontology" / "doid.obo", "DO"),
+    "do": lambda data_dir: load_obo(_one(data_dir / "disease-ontology", "doid*.obo"), "DO"),
 }
 
 
 def resolve_kg(spec: str, data_dir: Path | None) -> Vocabulary:
     """`--kg` value → Vocabulary: an .obo file, a public source name read from `data_dir`
-    (loinc, hpo, do), or anything `codemap.vocab.load_target` knows (store, built-in, file).
+    (loinc, loinc-en, hpo, do) or a package (icd10cm), or anything `codemap.vocab.load_target` knows (store, built-in, file).
 
     Raises CodemapError when it is none of these.
     """
@@ -122,12 +176,21 @@ def resolve_kg(spec: str, data_dir: Path | None) -> Vocabulary:
         if not path.exists():
             raise CodemapError(f"--kg {spec}: file not found")
         return load_obo(path)
+    if spec.lower() == "icd10cm":  # from a package, no data folder needed
+        return load_icd10cm()
     loader = PUBLIC_SOURCES.get(spec.lower())
     if loader is not None and data_dir is not None:
         if not Path(data_dir).is_dir():
             raise CodemapError(f"--data-dir {data_dir}: not a folder")
         return loader(Path(data_dir))
     return load_target(spec)
+
+
+def _one(folder: Path, pattern: str) -> Path:
+    found = sorted(folder.glob(pattern))
+    if not found:
+        raise CodemapError(f"{folder}: no {pattern} file; --data-dir must hold the public data folders")
+    return found[-1]
 
 
 def _read(path: Path, header: bool = True) -> pd.DataFrame:
