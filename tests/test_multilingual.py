@@ -136,6 +136,7 @@ def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_m
 
     base = RankConfig()
     assert for_languages(base, "de", "en", True).encoder_weight == base.crosslingual_encoder_weight
+    assert not for_languages(base, "de", "en", True).usage_evidence
     assert for_languages(base, "en", "en", True) == base
     assert for_languages(base, "de", "en", False) == base  # an English model needs the lexical cue
     assert for_languages(base, "", "en", True) == base  # language unknown: leave it
