@@ -19,6 +19,10 @@ class TrainConfig:
     data_dir: str = ""  # folder holding the public data folders (loinc-top2000, hpo-2015, …)
     holdout: tuple[str, ...] = ()  # tables whose query texts are removed from the training names
     drop_brackets: bool = False  # name cleaning: LOINC brackets carry the property, keep them
+    # LOINC axis parts ("part" names, e.g. the component "Hemoglobin") as term-loss concepts (the
+    # paper treats every concept alike) or, False, as relation-loss tails only: a part is not a
+    # wrong answer for the codes it belongs to, and as a negative it pushes them off the analyte.
+    part_term_loss: bool = True
     # site tuning: train on a mapping memory's reviews instead of --kg (train/reviews.py)
     from_reviews: str = ""  # mapping memory (.db) written by `codemap apply --memory`
     review_target: str = ""  # target to rank against; default: the one recorded in the memory

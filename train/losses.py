@@ -50,11 +50,20 @@ def ms_loss_from_similarity(sim: torch.Tensor, pos: torch.Tensor, neg: torch.Ten
     return per_anchor.sum() / sim.shape[0]
 
 
+def _term_pairs(labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(same concept, may pair): pairs of two different names that both have a label ≥ 0."""
+    same = labels[:, None] == labels[None, :]
+    valid = labels >= 0
+    eye = torch.eye(len(labels), dtype=torch.bool, device=labels.device)
+    return same, valid[:, None] & valid[None, :] & ~eye
+
+
 class MultiSimilarityLoss(nn.Module):
     """Loss 1: MS loss on term–term pairs.
 
     Input: embeddings (n, d) (normalised here) and concept labels (n,); two names are a positive
-    pair when they share a concept. Paper defaults α=2, β=50, λ=0.5, ε=0.1.
+    pair when they share a concept. Names with a negative label (relation-only concepts) form no
+    pair at all. Paper defaults α=2, β=50, λ=0.5, ε=0.1.
     """
 
     def __init__(self, alpha: float = 2.0, beta: float = 50.0, lam: float = 0.5, eps: float = 0.1):
@@ -64,10 +73,9 @@ class MultiSimilarityLoss(nn.Module):
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         unit = F.normalize(embeddings.float(), dim=-1)
         sim = unit @ unit.T
-        same = labels[:, None] == labels[None, :]
-        eye = torch.eye(len(labels), dtype=torch.bool, device=labels.device)
-        return ms_loss_from_similarity(sim, same & ~eye, ~same, alpha=self.alpha, beta=self.beta,
-                                       lam=self.lam, eps=self.eps)
+        same, pairs = _term_pairs(labels)
+        return ms_loss_from_similarity(sim, same & pairs, ~same & pairs, alpha=self.alpha,
+                                       beta=self.beta, lam=self.lam, eps=self.eps)
 
     def get_config_dict(self) -> dict:
         return {"alpha": self.alpha, "beta": self.beta, "lam": self.lam, "eps": self.eps}
@@ -86,9 +94,9 @@ class InfoNCELoss(nn.Module):
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         unit = F.normalize(embeddings.float(), dim=-1)
         logits = unit @ unit.T / self.temperature
-        eye = torch.eye(len(labels), dtype=torch.bool, device=labels.device)
-        pos = (labels[:, None] == labels[None, :]) & ~eye
-        logits = logits.masked_fill(eye, _OFF)
+        same, pairs = _term_pairs(labels)
+        pos = same & pairs
+        logits = logits.masked_fill(~pairs, _OFF)
         log_all = torch.logsumexp(logits, dim=1)
         log_pos = torch.logsumexp(logits.masked_fill(~pos, _OFF), dim=1)
         has_pos = pos.any(dim=1)
