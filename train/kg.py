@@ -130,8 +130,8 @@ def build_graph(vocabularies: list[Vocabulary], *, holdout: set[str] = frozenset
                            "(check --kg and --holdout)")
     relation_only = None
     if relation_only_types:
-        other = names[~names["name_type"].isin(relation_only_types)]["code"]
-        relation_only = ~np.isin(np.asarray(concepts, dtype=object), other.unique())
+        other = set(names[~names["name_type"].isin(relation_only_types)]["code"])
+        relation_only = np.array([code not in other for code in concepts], dtype=bool)
     return KnowledgeGraph(concepts, names["clean"].tolist(), offsets, labels, triplets, removed,
                           relation_only=relation_only)
 
