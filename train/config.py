@@ -42,6 +42,9 @@ class TrainConfig:
     term_loss: str = "ms"  # "ms" (paper) or "infonce" (ablation)
     relation_loss: str = "cosine"  # "cosine" (paper), "transe" or "none" (ablations)
     mu: float = 1.0
+    # the head and tail concepts of a batch triplet as term-loss negatives of each other (paper);
+    # False: only the relation loss relates them
+    triplet_end_negatives: bool = True
     alpha: float = 2.0  # MS loss weights and margin, paper defaults for both losses
     beta: float = 50.0
     lam: float = 0.5

@@ -70,11 +70,13 @@ class MultiSimilarityLoss(nn.Module):
         super().__init__()
         self.alpha, self.beta, self.lam, self.eps = alpha, beta, lam, eps
 
-    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor,
+                not_negative: torch.Tensor | None = None) -> torch.Tensor:
         unit = F.normalize(embeddings.float(), dim=-1)
         sim = unit @ unit.T
         same, pairs = _term_pairs(labels)
-        return ms_loss_from_similarity(sim, same & pairs, ~same & pairs, alpha=self.alpha,
+        neg = ~same & pairs if not_negative is None else ~same & pairs & ~not_negative
+        return ms_loss_from_similarity(sim, same & pairs, neg, alpha=self.alpha,
                                        beta=self.beta, lam=self.lam, eps=self.eps)
 
     def get_config_dict(self) -> dict:
@@ -91,11 +93,14 @@ class InfoNCELoss(nn.Module):
         super().__init__()
         self.temperature = temperature
 
-    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor,
+                not_negative: torch.Tensor | None = None) -> torch.Tensor:
         unit = F.normalize(embeddings.float(), dim=-1)
         logits = unit @ unit.T / self.temperature
         same, pairs = _term_pairs(labels)
         pos = same & pairs
+        if not_negative is not None:
+            pairs = pairs & (same | ~not_negative)
         logits = logits.masked_fill(~pairs, _OFF)
         log_all = torch.logsumexp(logits, dim=1)
         log_pos = torch.logsumexp(logits.masked_fill(~pos, _OFF), dim=1)
@@ -168,17 +173,31 @@ class CoderLoss(nn.Module):
     None (the "without relation loss" ablation). Returns a dict of the total and its parts.
     """
 
-    def __init__(self, term: nn.Module, relation: nn.Module | None = None, mu: float = 1.0):
+    def __init__(self, term: nn.Module, relation: nn.Module | None = None, mu: float = 1.0,
+                 triplet_end_negatives: bool = True):
         super().__init__()
         self.term, self.relation, self.mu = term, relation, mu
+        self.triplet_end_negatives = triplet_end_negatives
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor, relations: torch.Tensor,
                 ) -> dict[str, torch.Tensor]:
         k = len(relations)
-        term = self.term(embeddings, labels)
+        not_negative = None if self.triplet_end_negatives else triplet_ends(labels, k)
+        term = self.term(embeddings, labels, not_negative)
         if self.relation is None:
             return {"loss": term, "term": term.detach(), "relation": torch.zeros(())}
         heads, tails = embeddings[:k], embeddings[k:2 * k]
         relation = self.relation(heads, tails, relations, labels[k:2 * k])
         return {"loss": term + self.mu * relation, "term": term.detach(),
                 "relation": relation.detach()}
+
+
+def triplet_ends(labels: torch.Tensor, k: int) -> torch.Tensor:
+    """(n, n) mask of name pairs whose concepts are the head and the tail of one of the batch's k
+    triplets (either order): with triplet_end_negatives=False the term loss does not push them
+    apart (an ICD code and its parent are each other's hardest negatives; only the relation loss
+    relates them)."""
+    heads = (labels[:, None] == labels[None, :k]).float()  # (n, k): name is the head of row r
+    tails = (labels[:, None] == labels[None, k:2 * k]).float()
+    linked = (heads @ tails.T) > 0
+    return linked | linked.T
