@@ -114,6 +114,26 @@ def test_relation_only_parts_leave_the_term_loss_but_feed_the_relation_loss():
     assert rel(emb[:2], emb[2:4], torch.tensor([0, 0]), torch.tensor([-3, 1])).item() > 0
 
 
+def test_triplet_ends_are_not_term_negatives_when_switched_off():
+    """triplet_end_negatives=False: the head and tail concepts of a batch triplet (an ICD code and
+    its parent) are not pushed apart by the term loss; other negatives still count."""
+    from codemap.train.losses import CoderLoss, triplet_ends
+
+    labels = torch.tensor([0, 0, 1, 1])  # k=2 rows of one triplet (0, r, 1), repeated twice
+    assert triplet_ends(labels, 2).tolist() == [[False, False, True, True], [False, False, True, True],
+                                                [True, True, False, False], [True, True, False, False]]
+    torch.manual_seed(0)
+    emb = torch.randn(1, 8) + 0.05 * torch.randn(4, 8)  # head and tail names nearly the same
+    relations = torch.tensor([0, 0])
+    paper = CoderLoss(MultiSimilarityLoss(), None)(emb, labels, relations)["term"]
+    off = CoderLoss(MultiSimilarityLoss(), None, triplet_end_negatives=False)(emb, labels, relations)["term"]
+    assert paper.item() > 0 and off.item() == 0.0
+    five = torch.tensor([0, 0, 1, 1, 7])  # + an unrelated name: still a negative
+    emb5 = torch.cat([emb, emb[:1] + 0.01])
+    assert CoderLoss(MultiSimilarityLoss(), None, triplet_end_negatives=False)(
+        emb5, five, relations)["term"].item() > 0
+
+
 def test_config_overrides():
     config = parse_overrides(["--config", "smoke", "--kg", "loinc", "--steps", "3"])
     assert config.kg == ("loinc",) and config.steps == 3
