@@ -117,6 +117,10 @@ class MapConfig:
     store_dir: Path | None = None  # vocabulary store; <cache_dir>/store when None
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
+    calibration: Path | None = None  # confidence calibration JSON; the shipped one when None
+    auto_accept: float | None = None  # pre-approve top candidates reaching this dev precision
+    no_match_below: float | None = None  # suggest no_match under this top confidence; the
+    # calibration's own threshold when None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from .confidence import choose_calibrator, ranking_key, target_domain
 from .config import EvalConfig, MapConfig, RankConfig, ReadOptions
 from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .encoder import Encoder
@@ -25,6 +26,7 @@ from .language import LanguageGuess, source_language
 from .lexical import load_or_build_lexical
 from .rank import rank_hybrid
 from .readers import SourceTable, read_code_list
+from .triage import triage
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,7 @@ class MapResult:
     run: dict = field(default_factory=dict)  # resolved settings and counts, for the run sheet
     timings: dict = field(default_factory=dict)
     language: LanguageGuess | None = None  # of the source texts, detected or given
+    tiers: dict = field(default_factory=dict)  # sources per review suggestion (codemap.triage)
 
 
 def map_codes(config: MapConfig) -> MapResult:
@@ -64,7 +67,12 @@ def map_codes(config: MapConfig) -> MapResult:
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
     scorers = evidence_scorers(vocab, config.rank)
+    calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
+                                                target_domain(vocab), ranking_key(config.rank, scorers))
+    decisions = decision_support(calibrator, config)
     found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
+    if calibrator is not None:
+        found.insert(found.columns.get_loc("score") + 1, "confidence", calibrator.predict(found).round(4))
     t_rank = time.perf_counter()
     candidates = _join_source(source, texts, found)
     remembered = 0
@@ -72,6 +80,10 @@ def map_codes(config: MapConfig) -> MapResult:
         from .memory import prefill
 
         candidates, remembered = prefill(candidates, vocab, config.memory)
+    tiers = {}
+    if calibrator is not None:
+        candidates, tiers = triage(candidates, decisions["no_match_below"],
+                                   decisions.pop("_threshold"), config.auto_accept)
     timings = {"read": t_read - clock, "load_model": t_model - t_read,
                "index": t_index - t_model, "map": t_rank - t_index, "total": t_rank - clock}
     run = {
@@ -103,10 +115,34 @@ def map_codes(config: MapConfig) -> MapResult:
         "rows_empty": sum(1 for t in texts if not t),
         "index_cache": "hit" if index.cache_hit else "built",
         "index_folder": str(index.folder),
+        "confidence": calibration,
+        **{k: v for k, v in decisions.items() if not k.startswith("_")},
     }
     if config.memory is not None:
         run.update(memory=str(config.memory), memory_sources=remembered)
-    return MapResult(candidates, source, vocab, encoder.info.id, run, timings, language)
+    return MapResult(candidates, source, vocab, encoder.info.id, run, timings, language, tiers)
+
+
+def decision_support(calibrator, config: MapConfig) -> dict:
+    """The no-match and auto-accept thresholds of a run, for triage and the run sheet.
+
+    Raises CodemapError when --auto-accept is asked for without a calibration to read it from.
+    """
+    if calibrator is None:
+        if config.auto_accept is not None:
+            raise CodemapError("--auto-accept needs a confidence calibration, and there is none "
+                               "for this model and target: fit one with `codemap calibrate` and "
+                               "pass --calibration")
+        return {}
+    below = calibrator.no_match_below if config.no_match_below is None else config.no_match_below
+    out = {"no_match_below": below, "_threshold": None}
+    if config.auto_accept is not None:
+        threshold = calibrator.threshold_for(config.auto_accept)
+        out["_threshold"] = threshold
+        out["auto_accept"] = (f"top-1 precision {config.auto_accept:g} on the dev calibration: "
+                              + (f"confidence ≥ {threshold:.4f}" if threshold is not None else
+                                 "not reached at any threshold, nothing pre-approved"))
+    return out
 
 
 def evaluate_gold(config: EvalConfig) -> dict:
@@ -114,6 +150,38 @@ def evaluate_gold(config: EvalConfig) -> dict:
 
     Returns {"scores": {method: Scores}, "n_pairs", "n_in_target", "target", "model"}. Pairs whose
     gold code is not in the target are counted but not scored (no method could find them).
+    """
+    g = gold_queries(config)
+    scores = {}
+    for method, rank in eval_methods(config.rank, drugs=is_drug_vocabulary(g.vocab)).items():
+        scores[method] = score_ranks(gold_ranks(g.rank(rank), g.gold))
+    return {"scores": scores, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
+            "target": f"{g.vocab.id} {g.vocab.version}", "model": g.model}
+
+
+@dataclass
+class GoldQueries:
+    """A gold file's queries whose gold code is in the target, embedded, ready to rank."""
+
+    vocab: Vocabulary
+    rows: list[dict]  # each query's fields (text, unit, specimen, other columns)
+    queries: np.ndarray  # their encoder vectors
+    gold: list[set[str]]  # each query's right codes
+    index: object
+    lexical: object
+    model: str  # encoder id
+    n_pairs: int  # rows in the gold file, in the target or not
+
+    def rank(self, rank: RankConfig) -> pd.DataFrame:
+        """rank_hybrid's candidate frame for these queries under one ranking configuration."""
+        scorers = evidence_scorers(self.vocab, rank)
+        return rank_hybrid(self.index, self.lexical, self.vocab, self.queries, self.rows, scorers, rank)
+
+
+def gold_queries(config: EvalConfig) -> GoldQueries:
+    """Read the gold file, load target and encoder, embed the queries whose gold is in the target.
+
+    Raises CodemapError when the gold column is missing or the file/target cannot be read.
     """
     source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
     if config.gold_col not in source.frame.columns:
@@ -126,7 +194,6 @@ def evaluate_gold(config: EvalConfig) -> dict:
     names, query_texts = source.texts, source.query_texts
     keep = [i for i, codes in enumerate(gold) if codes & known and names[i]]
     texts = [query_texts[i] for i in keep]
-    gold = [gold[i] for i in keep]
     encoder = Encoder.load(config.encoder, config.cache_dir)
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     queries = encoder.encode(texts, progress=config.progress, desc="embedding queries")
@@ -134,12 +201,8 @@ def evaluate_gold(config: EvalConfig) -> dict:
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir)
-    scores = {}
-    for method, rank in eval_methods(config.rank, drugs=is_drug_vocabulary(vocab)).items():
-        found = rank_hybrid(index, lexical, vocab, queries, rows, evidence_scorers(vocab, rank), rank)
-        scores[method] = score_ranks(gold_ranks(found, gold))
-    return {"scores": scores, "n_pairs": len(source.frame), "n_in_target": len(keep),
-            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id}
+    return GoldQueries(vocab, rows, queries, [gold[i] for i in keep], index, lexical,
+                       encoder.info.id, len(source.frame))
 
 
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
