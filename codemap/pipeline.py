@@ -59,6 +59,11 @@ def map_codes(config: MapConfig) -> MapResult:
     t_read = time.perf_counter()
     encoder = Encoder.load(config.encoder, config.cache_dir)
     t_model = time.perf_counter()
+    # Before the index: a wrong calibration file or option fails fast.
+    scorers = evidence_scorers(vocab, config.rank)
+    calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
+                                                target_domain(vocab), ranking_key(config.rank, scorers))
+    decisions = decision_support(calibrator, config)
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
     t_index = time.perf_counter()
     texts = source.texts
@@ -66,10 +71,6 @@ def map_codes(config: MapConfig) -> MapResult:
     queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
-    scorers = evidence_scorers(vocab, config.rank)
-    calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
-                                                target_domain(vocab), ranking_key(config.rank, scorers))
-    decisions = decision_support(calibrator, config)
     found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
     if calibrator is not None:
         found.insert(found.columns.get_loc("score") + 1, "confidence", calibrator.predict(found).round(4))
