@@ -195,8 +195,8 @@ def measure(dev: DevSet, oof: np.ndarray, folds: np.ndarray) -> dict:
     # no_match is pre-approval of "the top candidate is wrong", read from the other end.
     flagged = _held_out(-top_conf, 1 - top_right, fold, NO_MATCH_PRECISION)
     missing = dev.missing[top_query]
-    flagged["missing_flagged"] = round(float(np.mean(flagged.pop("picked")[missing])), 4) \
-        if missing.any() else None
+    picked = flagged.pop("picked")
+    flagged["missing_flagged"] = round(float(np.mean(picked[missing])), 4) if missing.any() else None
     report["no_match"] = flagged
     report["no_match_below"] = no_match_threshold(top_conf, top_right)
     for got in report["preapproval"].values():
