@@ -119,6 +119,10 @@ def map_command(
     no_match_below: Optional[float] = typer.Option(None, "--no-match-below", min=0.0, max=1.0,
                                                    help="Suggest no_match when the top confidence "
                                                         "is below this [default: the calibration's]."),
+    broader_below: float = typer.Option(MapConfig.broader_below, "--broader-below", min=0.0,
+                                        max=1.0, help="Propose the nearest broader concept "
+                                                      "(is-a hierarchy) when the top confidence "
+                                                      "is below this; 0 turns it off."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
@@ -149,6 +153,7 @@ def map_command(
         store_dir=store,
         source_lang=source_lang,
         calibration=calibration, auto_accept=auto_accept, no_match_below=no_match_below,
+        broader_below=broader_below,
     )
     result = map_codes(config)
     started = time.perf_counter()

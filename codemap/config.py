@@ -121,6 +121,7 @@ class MapConfig:
     auto_accept: float | None = None  # pre-approve top candidates reaching this dev precision
     no_match_below: float | None = None  # suggest no_match under this top confidence; the
     # calibration's own threshold when None
+    broader_below: float = 0.5  # propose a broader concept (uphill) under this top confidence
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from .language import LanguageGuess, source_language
 from .lexical import load_or_build_lexical
 from .rank import rank_hybrid
 from .readers import SourceTable, read_code_list
+from .hierarchy import propose_broader
 from .triage import triage
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
@@ -83,6 +84,8 @@ def map_codes(config: MapConfig) -> MapResult:
         candidates, remembered = prefill(candidates, vocab, config.memory)
     tiers = {}
     if calibrator is not None:
+        candidates, decisions["broader_proposals"] = propose_broader(candidates, vocab,
+                                                                     config.broader_below)
         candidates, tiers = triage(candidates, decisions["no_match_below"],
                                    decisions.pop("_threshold"), config.auto_accept)
     timings = {"read": t_read - clock, "load_model": t_model - t_read,
@@ -136,7 +139,7 @@ def decision_support(calibrator, config: MapConfig) -> dict:
                                "pass --calibration")
         return {}
     below = calibrator.no_match_below if config.no_match_below is None else config.no_match_below
-    out = {"no_match_below": below, "_threshold": None}
+    out = {"no_match_below": below, "broader_below": config.broader_below, "_threshold": None}
     if config.auto_accept is not None:
         threshold = calibrator.threshold_for(config.auto_accept)
         out["_threshold"] = threshold

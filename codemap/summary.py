@@ -33,6 +33,8 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
                           ("review", "no_match", "pre-approve", "no candidates") if name in result.tiers
                           or name != "no candidates")
         console.print(f"review tiers (sources): {tiers}")
+        if run.get("broader_proposals"):
+            console.print(f"broader (uphill) proposals: {run['broader_proposals']:,} sources")
     console.print(f"confidence: {run.get('confidence', 'none')}")
     if run.get("auto_accept"):
         console.print(f"auto-accept: {run['auto_accept']}")

@@ -37,7 +37,7 @@ def triage(candidates: pd.DataFrame, no_match_below: float,
     order = out["suggestion"].map({s: i for i, s in enumerate(SUGGESTIONS)}).fillna(-1)
     out = (out.assign(_tier=order, _conf=per_source.fillna(-1.0))
               .sort_values(["_tier", "_conf", "source_row", "rank"], kind="stable",
-                           na_position="first")
+                           na_position="last")
               .drop(columns=["_tier", "_conf"]).reset_index(drop=True))
     sources = out.drop_duplicates("source_row")["suggestion"].replace("", "no candidates")
     return out, {name: int(n) for name, n in sources.value_counts().items()}

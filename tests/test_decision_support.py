@@ -135,3 +135,51 @@ def test_apply_exports_pre_approvals_and_no_match(drugs_mapped):
     assert invoke("apply", out, "-o", csv_path).exit_code == 0
     plain = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
     assert (plain["automatic"] == "True").all() and len(plain) == len(mapped)
+
+
+def test_prefix_hierarchy_for_icd10_tables_without_relations():
+    from codemap.hierarchy import nearest_broader, parent_map
+    from codemap.vocab import Vocabulary
+
+    codes = ["E11", "E11.6", "E11.65", "E11.64", "E11.9", "E10"]
+    concepts = pd.DataFrame({"code": codes, "name": codes})
+    vocab = Vocabulary("ICD10CM-file", "x", concepts, concepts.assign(name_type="preferred", lang="en"))
+    parents = parent_map(vocab)
+    assert parents["E11.65"] == ["E11.6"] and parents["E11.9"] == ["E11"] and "E10" not in parents
+    assert nearest_broader(["E11.65", "E11.64", "E10"], parents) == ("E11.6", ["E11.65", "E11.64"])
+    assert nearest_broader(["E11.9", "E10"], parents) == ("E11", ["E11.9"])  # the top's parent
+
+
+def test_uphill_proposes_broader_concept_and_sssom_broad_match(tmp_path, shared_cache):
+    from codemap.review import read_reviewed_workbook
+    from codemap.store import ImportOptions, VocabStore
+    from codemap.writers import write_candidates
+
+    store = tmp_path / "cache" / "store"  # the default store here, so `apply` finds it too
+    VocabStore(store).import_files("icd10cm", DATA / "store" / "icd10cm" / "icd10cm_tabular_slice.xml",
+                                   ImportOptions())
+    source = tmp_path / "dx.csv"
+    source.write_text("code,text\nd1,Cholera due to Vibrio cholerae O139 Bengal\n"
+                      "d4,Shigella infection due to Shigella sonnei\n", encoding="utf-8")
+    out = tmp_path / "dx.xlsx"
+    # No calibration is fitted for ICD-10-CM: the lab one (same model and ranking) stands in.
+    result = invoke("map", source, "--target", "ICD10CM", "--store", store, "--calibration",
+                    REPO / "codemap" / "data" / "calibration" / "default-lab.json", "-o", out,
+                    "--cache-dir", shared_cache)
+    assert result.exit_code == 0, result.output
+    frame, run = read_reviewed_workbook(out)
+    broader = frame[frame["equivalence"] == "wider"].set_index("source_code")
+    assert broader.at["d1", "target_code"] == "A00" and broader.at["d4", "target_code"] == "A03"
+    assert broader["explanation"].str.startswith("broader: is-a ancestor of").all()
+    assert int(run["broader_proposals"]) == 2
+    approve = (frame["equivalence"] == "wider") & (frame["source_code"] == "d1")
+    frame.loc[approve, "decision"] = "approved"
+    write_candidates(frame.drop(columns=["sheet_row"]), out, run)
+    sssom_path = tmp_path / "dx.sssom.tsv"
+    result = invoke("apply", out, "-o", sssom_path, "--format", "sssom")
+    assert result.exit_code == 0, result.output
+    body = [l.split("\t") for l in sssom_path.read_text(encoding="utf-8").splitlines()
+            if not l.startswith("#")]
+    rows = [dict(zip(body[0], r)) for r in body[1:]]
+    assert [(r["object_id"], r["predicate_id"]) for r in rows if r["subject_id"] == "local:d1"] == \
+        [("ICD10CM:A00", "skos:broadMatch")]
