@@ -62,7 +62,7 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
     from .pipeline import evidence_scorers, gold_queries
 
     g = gold_queries(config.gold)
-    rank = config.gold.rank
+    rank = g.base  # config.gold.rank with the fusion weight for the languages, as `eval` ranks
     dev = dev_set(g.rank(replace(rank, top_k=rank.top_k + max(len(s) for s in g.gold))), g.gold,
                   rank.top_k, config.missing_share, config.seed)
     features = candidate_features(dev.found)

@@ -52,6 +52,10 @@ BatchOption = typer.Option(EncoderConfig.batch_size, "--batch-size", min=1, help
 DeviceOption = typer.Option(EncoderConfig.device, "--device", help="auto, cpu or cuda.")
 TextColOption = typer.Option(None, "--text-col",
                              help="Column holding the text to map; repeat to join several.")
+WeightOption = typer.Option(None, "--encoder-weight", min=0.0, max=1.0,
+                            help="Weight of the embedding score in hybrid fusion (the rest is "
+                                 "lexical) [default: 0.5; 0.8 with a multilingual model when the "
+                                 "source and target languages differ].")
 StoreOption = typer.Option(None, "--store", help="Vocabulary store folder [default: "
                                                  "<cache dir>/store].")
 FilterOption = typer.Option(None, "--filter",
@@ -70,6 +74,13 @@ def _setup_logging(verbose: bool, quiet: bool) -> None:
     # Hugging Face libraries print advice on every load; keep our output readable.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.getLogger("transformers").setLevel(logging.ERROR)
+
+
+def _rank_config(encoder_weight: float | None, **settings) -> RankConfig:
+    """RankConfig from CLI options; an explicit --encoder-weight holds for every language pair."""
+    if encoder_weight is not None:
+        settings.update(encoder_weight=encoder_weight, crosslingual_encoder_weight=encoder_weight)
+    return RankConfig(**settings)
 
 
 @app.command("map")
@@ -95,6 +106,7 @@ def map_command(
                                help="Ranking: hybrid (embedding + lexical + evidence), encoder or lexical."),
     hide_contradicted: bool = typer.Option(False, "--hide-contradicted",
                                            help="Drop candidates whose LOINC property contradicts the unit."),
+    encoder_weight: Optional[float] = WeightOption,
     batch_size: int = BatchOption,
     device: str = DeviceOption,
     cache_dir: Optional[Path] = CacheOption,
@@ -145,7 +157,8 @@ def map_command(
                          text_cols=tuple(text_col or ()), unit_col=unit_col,
                          specimen_col=specimen_col),
         encoder=EncoderConfig(model=model, batch_size=batch_size, device=device),
-        rank=RankConfig(top_k=top_k, method=method, hide_contradicted=hide_contradicted),
+        rank=_rank_config(encoder_weight, top_k=top_k, method=method,
+                          hide_contradicted=hide_contradicted),
         cache_dir=cache_dir or default_cache_dir(),
         progress=not quiet and sys.stderr.isatty(),
         memory=memory,
@@ -178,6 +191,7 @@ def eval_command(
     standard_only: bool = StandardOnlyOption,
     lang: Optional[List[str]] = LangOption,
     store: Optional[Path] = StoreOption,
+    encoder_weight: Optional[float] = WeightOption,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Measure acc@1/5/10 and MRR of the ranking on gold (query, code) pairs.
@@ -193,6 +207,7 @@ def eval_command(
     config = EvalConfig(gold=gold, target=target, gold_col=gold_col,
                         text_cols=tuple(text_col or ()),
                         encoder=EncoderConfig(model=model, batch_size=batch_size, device=device),
+                        rank=_rank_config(encoder_weight),
                         cache_dir=cache_dir or default_cache_dir(),
                         progress=not quiet and sys.stderr.isatty(),
                         vocab_filter=VocabFilter.from_options(filters, standard_only, lang),
@@ -375,6 +390,7 @@ class VocabFormat(str, Enum):
     snomed = "snomed"
     rxnorm = "rxnorm"
     icd10cm = "icd10cm"
+    icd10 = "icd10"
     obo = "obo"
     table = "table"
 

@@ -94,6 +94,10 @@ class RankConfig:
     method: str = "hybrid"  # "encoder", "lexical" or "hybrid"
     fusion: str = "weighted"  # "weighted" (w·cosine + (1-w)·tf-idf) or "rrf" (reciprocal rank)
     encoder_weight: float = 0.5
+    # With a multilingual model and source texts in another language than the target's names,
+    # character n-grams match only cognates while the encoder matches across languages: the
+    # fusion leans on the encoder (codemap.rank.for_languages; measured in the README).
+    crosslingual_encoder_weight: float = 0.8
     rrf_k: int = 60
     pool: int = 50
     unit_evidence: bool = True

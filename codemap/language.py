@@ -60,3 +60,14 @@ def _identifier():
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     identifier.set_languages(list(CANDIDATE_LANGUAGES))
     return identifier
+
+
+def names_language(names, langs) -> str:
+    """The main language of a vocabulary's names: from their `lang` tags where most names carry
+    one (store imports do), else detected from a sample of the names ("" when unsure)."""
+    tags = [str(t).split("-")[0].lower() for t in langs if t is not None and str(t).strip()]
+    if len(tags) * 2 > len(langs):
+        return max(set(tags), key=tags.count)
+    step = max(1, len(names) // SAMPLE_ROWS)  # an even sample: vocabulary files are often sorted
+    guess = detect_language(list(names[::step]))
+    return guess.lang if guess.method == "detected" else ""

@@ -54,6 +54,20 @@ class ModelInfo:
         return sha256_text(self.backend.value, self.pooling.value, str(self.max_length),
                            str(self.normalize), self.prefix, *parts)
 
+    def multilingual(self) -> bool:
+        """Whether the model embeds many languages: said in `codemap.json` (extra.multilingual),
+        else read from the size of its vocabulary — multilingual BERT / XLM-R families have
+        119k-250k word pieces, English BERT-family models about 30k."""
+        if "multilingual" in self.extra:
+            return bool(self.extra["multilingual"])
+        config = self.path / "config.json"
+        if not config.exists():
+            return False
+        try:
+            return int(json.loads(config.read_text(encoding="utf-8")).get("vocab_size", 0)) >= 100_000
+        except (ValueError, TypeError):
+            return False
+
     def manifest(self) -> dict:
         data = asdict(self)
         data.update(format=MANIFEST_FORMAT, backend=self.backend.value, pooling=self.pooling.value)

@@ -22,11 +22,11 @@ from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
 from .index import load_or_build_index
 from .labs import add_loinc_axes, lab_scorers
-from .language import LanguageGuess, source_language
+from .language import LanguageGuess, names_language, source_language
 from .lexical import load_or_build_lexical
-from .rank import rank_hybrid
-from .readers import SourceTable, read_code_list
 from .hierarchy import propose_broader
+from .rank import for_languages, rank_hybrid
+from .readers import SourceTable, read_code_list
 from .triage import triage
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
@@ -49,6 +49,103 @@ class MapResult:
     tiers: dict = field(default_factory=dict)  # sources per review suggestion (codemap.triage)
 
 
+@dataclass
+class Mapper:
+    """What a run loads once (vocabulary, encoder, name index, lexical index, evidence scorers)
+    and maps any block of source rows with.
+
+    `map_codes` runs it over a whole list; an engine that streams a long list, or spreads it over
+    workers, builds one Mapper per process and calls `map_block` per block: the candidates of a
+    row do not depend on the other rows of its block.
+    """
+
+    config: MapConfig
+    vocab: Vocabulary
+    encoder: Encoder
+    index: object  # codemap.index.NameIndex
+    lexical: object | None  # codemap.lexical.LexicalIndex; None for the encoder-only ranking
+    scorers: list
+    rank: RankConfig  # config.rank with the fusion weight for this pair of languages
+    target_lang: str = ""
+    timings: dict = field(default_factory=dict)
+    calibrator: object | None = None  # codemap.confidence.Calibrator for this model and ranking
+    decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
+
+    @classmethod
+    def load(cls, config: MapConfig) -> "Mapper":
+        """Load the target, the model and both indexes (built and cached on first use).
+
+        `config.source_lang` (given, or detected by the caller from the whole list) decides
+        the fusion weight together with the target names' language and the model.
+        """
+        clock = time.perf_counter()
+        vocab = load_target(config.target, config.vocab_filter,
+                            config.store_dir or config.cache_dir / "store")
+        t_vocab = time.perf_counter()
+        encoder = Encoder.load(config.encoder, config.cache_dir)
+        t_model = time.perf_counter()
+        index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
+        t_index = time.perf_counter()
+        with_axes(vocab)
+        lexical = (load_or_build_lexical(vocab, config.cache_dir)
+                   if config.rank.method != "encoder" else None)
+        timings = {"load_target": t_vocab - clock, "load_model": t_model - t_vocab,
+                   "index": time.perf_counter() - t_model}  # name index and lexical index
+        target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist())
+        rank = for_languages(config.rank, config.source_lang or "", target_lang,
+                             encoder.info.multilingual())
+        scorers = evidence_scorers(vocab, rank)
+        calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
+                                                    target_domain(vocab), ranking_key(rank, scorers))
+        decisions = {"confidence": calibration, **decision_support(calibrator, config)}
+        return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
+                   calibrator, decisions)
+
+    def map_block(self, source: SourceTable) -> pd.DataFrame:
+        """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
+        queries = self.encoder.encode(source.query_texts, progress=self.config.progress,
+                                      desc="embedding source")
+        found = rank_hybrid(self.index, self.lexical, self.vocab, queries, row_fields(source),
+                            self.scorers, self.rank)
+        if self.calibrator is not None:
+            found.insert(found.columns.get_loc("score") + 1, "confidence",
+                         self.calibrator.predict(found).round(4))
+        candidates = _join_source(source, source.texts, found)
+        if self.config.memory is not None:
+            from .memory import prefill
+
+            candidates, _ = prefill(candidates, self.vocab, self.config.memory)
+        if self.calibrator is not None:
+            candidates, broader = propose_broader(candidates, self.vocab, self.config.broader_below)
+            self.decisions["broader_proposals"] = self.decisions.get("broader_proposals", 0) + broader
+        return candidates
+
+    def describe(self) -> dict:
+        """The run sheet's settings that come from what was loaded."""
+        vocab, info = self.vocab, self.encoder.info
+        return {
+            "target": vocab.id,
+            "target_spec": self.config.target,  # as given, so `codemap apply` can load it again
+            "target_version": vocab.version,
+            "target_concepts": len(vocab.concepts),
+            "target_names": len(vocab.names),
+            "target_hash": vocab.content_hash[:16],
+            "target_notice": vocab.notice,
+            "model": info.id,
+            "model_path": str(info.path),
+            "backend": info.backend.value,
+            "pooling": info.pooling.value,
+            "max_length": info.max_length,
+            "top_k": self.rank.top_k,
+            "ranking": f"{self.rank.method} ({self.rank.fusion}, encoder weight "
+                       f"{self.rank.encoder_weight}), evidence: "
+                       f"{', '.join(s.name for s in self.scorers) or 'none'}",
+            "target_language": self.target_lang or "unknown",
+            "index_cache": "hit" if self.index.cache_hit else "built",
+            "index_folder": str(self.index.folder),
+        }
+
+
 def map_codes(config: MapConfig) -> MapResult:
     """Map every row of `config.source` onto `config.target`; see MapResult.
 
@@ -56,40 +153,22 @@ def map_codes(config: MapConfig) -> MapResult:
     """
     clock = time.perf_counter()
     source = read_code_list(config.source, config.read)
-    vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
     t_read = time.perf_counter()
-    encoder = Encoder.load(config.encoder, config.cache_dir)
-    t_model = time.perf_counter()
-    # Before the index: a wrong calibration file or option fails fast.
-    scorers = evidence_scorers(vocab, config.rank)
-    calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
-                                                target_domain(vocab), ranking_key(config.rank, scorers))
-    decisions = decision_support(calibrator, config)
-    index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
-    t_index = time.perf_counter()
     texts = source.texts
     language = source_language(texts, config.source_lang)
-    queries = encoder.encode(source.query_texts, progress=config.progress, desc="embedding source")
-    with_axes(vocab)
-    lexical = load_or_build_lexical(vocab, config.cache_dir) if config.rank.method != "encoder" else None
-    found = rank_hybrid(index, lexical, vocab, queries, row_fields(source), scorers, config.rank)
-    if calibrator is not None:
-        found.insert(found.columns.get_loc("score") + 1, "confidence", calibrator.predict(found).round(4))
-    t_rank = time.perf_counter()
-    candidates = _join_source(source, texts, found)
-    remembered = 0
-    if config.memory is not None:
-        from .memory import prefill
-
-        candidates, remembered = prefill(candidates, vocab, config.memory)
+    if language.method != "uncertain":
+        config = replace(config, source_lang=language.lang)
+    mapper = Mapper.load(config)
+    t_loaded = time.perf_counter()
+    candidates = mapper.map_block(source)
     tiers = {}
-    if calibrator is not None:
-        candidates, decisions["broader_proposals"] = propose_broader(candidates, vocab,
-                                                                     config.broader_below)
-        candidates, tiers = triage(candidates, decisions["no_match_below"],
-                                   decisions.pop("_threshold"), config.auto_accept)
-    timings = {"read": t_read - clock, "load_model": t_model - t_read,
-               "index": t_index - t_model, "map": t_rank - t_index, "total": t_rank - clock}
+    if mapper.calibrator is not None:  # sorted over the whole list, so after every block
+        candidates, tiers = triage(candidates, mapper.decisions["no_match_below"],
+                                   mapper.decisions["_threshold"], config.auto_accept)
+    t_rank = time.perf_counter()
+    timings = {"read": t_read - clock, "load_model": mapper.timings["load_model"],
+               "index": t_loaded - t_read - mapper.timings["load_model"],
+               "map": t_rank - t_loaded, "total": t_rank - clock}
     run = {
         "codemap_version": __version__,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -99,36 +178,23 @@ def map_codes(config: MapConfig) -> MapResult:
         "text_columns": ", ".join(source.text_cols),
         "unit_column": source.unit_col or "",
         "specimen_column": source.specimen_col or "",
-        "target": vocab.id,
-        "target_spec": config.target,  # as given, so `codemap apply` can load it again
-        "target_version": vocab.version,
-        "target_concepts": len(vocab.concepts),
-        "target_names": len(vocab.names),
-        "target_hash": vocab.content_hash[:16],
-        "target_notice": vocab.notice,
-        "model": encoder.info.id,
-        "model_path": str(encoder.info.path),
-        "backend": encoder.info.backend.value,
-        "pooling": encoder.info.pooling.value,
-        "max_length": encoder.info.max_length,
-        "top_k": config.rank.top_k,
-        "ranking": f"{config.rank.method} ({config.rank.fusion}), evidence: "
-                   f"{', '.join(s.name for s in scorers) or 'none'}",
+        **mapper.describe(),
         "source_language": language.describe(),
         "rows_read": len(texts),
         "rows_empty": sum(1 for t in texts if not t),
-        "index_cache": "hit" if index.cache_hit else "built",
-        "index_folder": str(index.folder),
-        "confidence": calibration,
-        **{k: v for k, v in decisions.items() if not k.startswith("_")},
+        **{k: v for k, v in mapper.decisions.items() if not k.startswith("_")},
     }
     if config.memory is not None:
-        run.update(memory=str(config.memory), memory_sources=remembered)
-    return MapResult(candidates, source, vocab, encoder.info.id, run, timings, language, tiers)
+        from .memory import MEMORY_COLUMN
+
+        remembered = (candidates[MEMORY_COLUMN] != "").groupby(candidates["source_row"]).any().sum()
+        run.update(memory=str(config.memory), memory_sources=int(remembered))
+    return MapResult(candidates, source, mapper.vocab, mapper.encoder.info.id, run, timings, language,
+                     tiers)
 
 
 def decision_support(calibrator, config: MapConfig) -> dict:
-    """The no-match and auto-accept thresholds of a run, for triage and the run sheet.
+    """The no-match, broader and auto-accept thresholds of a run, for triage and the run sheet.
 
     Raises CodemapError when --auto-accept is asked for without a calibration to read it from.
     """
@@ -157,10 +223,11 @@ def evaluate_gold(config: EvalConfig) -> dict:
     """
     g = gold_queries(config)
     scores = {}
-    for method, rank in eval_methods(config.rank, drugs=is_drug_vocabulary(g.vocab)).items():
+    for method, rank in eval_methods(g.base, drugs=is_drug_vocabulary(g.vocab)).items():
         scores[method] = score_ranks(gold_ranks(g.rank(rank), g.gold))
     return {"scores": scores, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
-            "target": f"{g.vocab.id} {g.vocab.version}", "model": g.model}
+            "target": f"{g.vocab.id} {g.vocab.version}", "model": g.model,
+            "encoder_weight": g.base.encoder_weight, "source_language": g.language.describe()}
 
 
 @dataclass
@@ -175,6 +242,8 @@ class GoldQueries:
     lexical: object
     model: str  # encoder id
     n_pairs: int  # rows in the gold file, in the target or not
+    base: RankConfig  # config.rank with the fusion weight for this pair of languages
+    language: LanguageGuess
 
     def rank(self, rank: RankConfig) -> pd.DataFrame:
         """rank_hybrid's candidate frame for these queries under one ranking configuration."""
@@ -205,8 +274,12 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     with_axes(vocab)
     lexical = load_or_build_lexical(vocab, config.cache_dir)
+    language = source_language(texts, None)
+    base = for_languages(config.rank, language.lang if language.method != "uncertain" else "",
+                         names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist()),
+                         encoder.info.multilingual())
     return GoldQueries(vocab, rows, queries, [gold[i] for i in keep], index, lexical,
-                       encoder.info.id, len(source.frame))
+                       encoder.info.id, len(source.frame), base, language)
 
 
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:

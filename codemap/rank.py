@@ -2,7 +2,7 @@
 and/or lexical), then re-scored by domain evidence (lab or drug scorers)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -71,6 +71,15 @@ def _name_scores(index, lexical, queries, rows, config):
     return enc, lex
 
 
+def for_languages(config: RankConfig, source_lang: str, target_lang: str,
+                  multilingual_model: bool) -> RankConfig:
+    """The ranking settings for this pair of languages: with a multilingual model and source
+    texts in another language than the target names, the encoder gets the cross-lingual weight."""
+    if multilingual_model and source_lang and target_lang and source_lang != target_lang:
+        return replace(config, encoder_weight=config.crosslingual_encoder_weight)
+    return config
+
+
 def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
     """Per-concept fused score (queries × concepts)."""
     if lex_c is None:
@@ -106,7 +115,9 @@ def _rank_chunk(enc, lex, layout, attributes, rows, offset, scorers, config, voc
             if contradicted and config.hide_contradicted:
                 continue
             scored.append((tier, float(fused[q, c]) + adjust, c, reasons))
-        scored.sort(key=lambda item: (-item[0], -item[1]))
+        # Ties at the shown precision go to the lower concept number, so a row's candidates do
+        # not depend on float noise from the other texts of its embedding batch.
+        scored.sort(key=lambda item: (-item[0], -round(item[1], 4), item[2]))
         for rank, (_, score, c, reasons) in enumerate(scored[:config.top_k], start=1):
             name_rows = layout.order[bounds[c]:bounds[c + 1]]
             per_name = sum(m[q, name_rows] for m in (enc, lex) if m is not None)

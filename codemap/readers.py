@@ -12,7 +12,8 @@ import logging
 import re
 import unicodedata
 import warnings
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -219,6 +220,7 @@ class SourceTable:
     text_cols: tuple[str, ...]
     unit_col: str | None
     specimen_col: str | None
+    first_row: int = 2  # spreadsheet row of the frame's first row; later for a block of a list
 
     @property
     def texts(self) -> list[str]:
@@ -247,7 +249,13 @@ class SourceTable:
 
     @property
     def rows(self) -> list[int]:
-        return list(range(2, len(self.frame) + 2))
+        return list(range(self.first_row, self.first_row + len(self.frame)))
+
+    def blocks(self, size: int) -> Iterator["SourceTable"]:
+        """The list in consecutive blocks of at most `size` rows, each keeping its row numbers."""
+        for start in range(0, len(self.frame), size):
+            frame = self.frame.iloc[start:start + size].reset_index(drop=True)
+            yield replace(self, frame=frame, first_row=self.first_row + start)
 
     def column(self, name: str | None) -> list[str]:
         """Values of an optional column (unit, specimen), "" where the list has no such column."""

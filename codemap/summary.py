@@ -53,6 +53,9 @@ def print_eval_table(report: dict, console: Console | None = None) -> None:
     console.print(f"target {report['target']}; model {report['model']}; "
                   f"{report['n_in_target']} of {report['n_pairs']} gold pairs have their code "
                   f"in the target")
+    if "encoder_weight" in report:
+        console.print(f"queries in {report['source_language']}; hybrid fusion: encoder weight "
+                      f"{report['encoder_weight']}")
     table = Table("method", "n", "acc@1", "acc@5", "acc@10", "MRR")
     for method, scores in report["scores"].items():
         row = scores.as_row()

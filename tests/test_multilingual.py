@@ -123,3 +123,20 @@ def test_source_lang_override_and_hint(tmp_path, shared_cache):
                                 "--source-lang", "EN"])
     assert given.exit_code == 0, given.output
     assert "language en (given)" in _flat(given.output) and "try --model" not in _flat(given.output)
+
+
+def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_model():
+    from codemap.config import RankConfig
+    from codemap.language import names_language
+    from codemap.models import resolve_model
+    from codemap.rank import for_languages
+
+    base = RankConfig()
+    assert for_languages(base, "de", "en", True).encoder_weight == base.crosslingual_encoder_weight
+    assert for_languages(base, "en", "en", True) == base
+    assert for_languages(base, "de", "en", False) == base  # an English model needs the lexical cue
+    assert for_languages(base, "", "en", True) == base  # language unknown: leave it
+    assert not resolve_model("default").multilingual()  # 30,522 word pieces
+    names = ["Kalium im Serum", "Natrium im Urin", "Glukose im Blut"] * 10
+    assert names_language(names, ["de"] * 30) == "de"
+    assert names_language(names, [""] * 30) == "de"  # untagged: detected from the names

@@ -229,6 +229,28 @@ def test_icd10cm_inclusion_terms_and_hierarchy(tmp_path):
     assert store.find("BROKEN") is None
 
 
+def test_icd10_national_editions_line_up_with_dotted_codes(tmp_path):
+    store = VocabStore(tmp_path)
+    folder = DATA / "store" / "icd10"
+    store.import_files("icd10", folder / "icd10gm2024syst_kodes.txt", ImportOptions())
+    gm = store.load("ICD10GM")
+    assert gm.version == "2024" and len(gm.concepts) == 40
+    assert set(gm.names["lang"]) == {"de"}
+    row = gm.concepts.set_index("code").loc["A00.0"]
+    assert row["name"] == "Cholera durch Vibrio cholerae O:1, Biovar cholerae"
+    assert ("A00.0", "is_a", "A00") in set(map(tuple, gm.relations.values))
+    with pytest.raises(CodemapError, match=r"cie10_es\.csv: .*add --lang"):
+        store.import_files("icd10", folder / "cie10_es.csv", ImportOptions(name="CIE10"))
+    store.import_files("icd10", folder / "cie10_es.csv", ImportOptions(name="CIE10", langs=("es",)))
+    es = store.load("CIE10")
+    assert set(es.names["lang"]) == {"es"} and "A05.3" in set(es.concepts["code"])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("A00,Colera\nnot a code,Nada\n", encoding="utf-8")
+    with pytest.raises(CodemapError, match=r"bad\.csv: line 2: 'NOT A CODE' is not an ICD-10 code"):
+        store.import_files("icd10", bad, ImportOptions(name="BAD", langs=("es",)))
+    assert store.find("BAD") is None
+
+
 def test_umls_rrf_sab_lang_suppression_and_semantic_types(tmp_path):
     store = VocabStore(tmp_path)
     store.import_files("umls", UMLS, ImportOptions())

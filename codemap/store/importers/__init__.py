@@ -161,7 +161,7 @@ def chunk_writers(con: duckdb.DuckDBPyConnection, concept_columns: list[str]):
 
 
 # The importer modules use the helpers above, so they are imported last.
-from . import icd10cm, loinc, obo, omop, rxnorm, snomed, table, umls  # noqa: E402
+from . import icd10, icd10cm, loinc, obo, omop, rxnorm, snomed, table, umls  # noqa: E402
 
-IMPORTERS = {"icd10cm": icd10cm, "loinc": loinc, "obo": obo, "omop": omop, "rxnorm": rxnorm,
+IMPORTERS = {"icd10": icd10, "icd10cm": icd10cm, "loinc": loinc, "obo": obo, "omop": omop, "rxnorm": rxnorm,
              "snomed": snomed, "table": table, "umls": umls}
