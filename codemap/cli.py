@@ -135,6 +135,12 @@ def map_command(
                                         max=1.0, help="Propose the nearest broader concept "
                                                       "(is-a hierarchy) when the top confidence "
                                                       "is below this; 0 turns it off."),
+    llm_url: Optional[str] = typer.Option(None, "--llm-url",
+                                          help="OpenAI-compatible endpoint of a local LLM (e.g. "
+                                               "http://localhost:8080/v1) asked to pick among the "
+                                               "top candidates of uncertain rows; logged to "
+                                               "OUTPUT.llm.jsonl. Off by default."),
+    llm_model: str = typer.Option("local", "--llm-model", help="Model name sent to --llm-url."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
 ) -> None:
@@ -143,6 +149,7 @@ def map_command(
     Example: codemap map examples/labs.xlsx --target LOINC
     (or, on an imported release: --target LOINC --filter class=CHEM --lang de)
     """
+    from .llm_select import LLMConfig
     from .pipeline import map_codes
     from .summary import print_map_summary
     from .writers import default_output, write_candidates
@@ -167,6 +174,8 @@ def map_command(
         source_lang=source_lang,
         calibration=calibration, auto_accept=auto_accept, no_match_below=no_match_below,
         broader_below=broader_below,
+        llm=None if llm_url is None else LLMConfig(
+            url=llm_url, model=llm_model, log=output.with_name(f"{output.stem}.llm.jsonl")),
     )
     result = map_codes(config)
     started = time.perf_counter()

@@ -126,6 +126,7 @@ class MapConfig:
     no_match_below: float | None = None  # suggest no_match under this top confidence; the
     # calibration's own threshold when None
     broader_below: float = 0.5  # propose a broader concept (uphill) under this top confidence
+    llm: object | None = None  # codemap.llm_select.LLMConfig: a local LLM selector, off when None
 
 
 @dataclass(frozen=True)

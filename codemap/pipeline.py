@@ -165,6 +165,12 @@ def map_codes(config: MapConfig) -> MapResult:
     if mapper.calibrator is not None:  # sorted over the whole list, so after every block
         candidates, tiers = triage(candidates, mapper.decisions["no_match_below"],
                                    mapper.decisions["_threshold"], config.auto_accept)
+    if config.llm is not None:
+        from .llm_select import select_with_llm
+
+        candidates, asked = select_with_llm(candidates, config.llm)
+        mapper.decisions["llm"] = (f"{config.llm.url} ({config.llm.model}): {asked} sources asked, "
+                                   f"log {config.llm.log}")
     t_rank = time.perf_counter()
     timings = {"read": t_read - clock, "load_model": mapper.timings["load_model"],
                "index": t_loaded - t_read - mapper.timings["load_model"],

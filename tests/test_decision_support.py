@@ -183,3 +183,44 @@ def test_uphill_proposes_broader_concept_and_sssom_broad_match(tmp_path, shared_
     rows = [dict(zip(body[0], r)) for r in body[1:]]
     assert [(r["object_id"], r["predicate_id"]) for r in rows if r["subject_id"] == "local:d1"] == \
         [("ICD10CM:A00", "skos:broadMatch")]
+
+
+def test_llm_selector_plug_in_asks_logs_and_marks(tmp_path, shared_cache):
+    """Mechanics only: a stand-in OpenAI-compatible endpoint that always answers "2"."""
+    import http.server
+    import threading
+
+    prompts = []
+
+    class Endpoint(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompts.append(body["messages"][-1]["content"])
+            reply = json.dumps({"choices": [{"message": {"content": "2"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    source = tmp_path / "labs.csv"
+    source.write_text("code,text\n1,Sodium serum\n2,Potassium\n", encoding="utf-8")
+    out = tmp_path / "labs.csv.out.csv"
+    try:
+        result = invoke("map", source, "--target", "LOINC", "-o", out, "--cache-dir", shared_cache,
+                        "--llm-url", f"http://127.0.0.1:{server.server_port}/v1", "-q")
+    finally:
+        server.shutdown()
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert set(frame.loc[frame["llm"] == "chosen", "rank"]) == {"2"}
+    assert (frame["llm"] == "chosen").sum() == 2 and any("Sodium serum" in p for p in prompts)
+    log = [json.loads(l) for l in (tmp_path / "labs.csv.out.llm.jsonl").read_text().splitlines()]
+    assert [entry["choice"] for entry in log] == [2, 2] and log[0]["response"] == "2"
+    result = invoke("map", source, "--target", "LOINC", "-o", out, "--cache-dir", shared_cache,
+                    "--llm-url", "http://127.0.0.1:9/v1", "-q")
+    assert result.exit_code == 2 and "cannot reach" in result.output
