@@ -23,6 +23,7 @@ import pandas as pd
 
 from .errors import CodemapError
 from .files import atomic_path, remove_stale_temps, sha256_file
+from .triage import review_order
 
 # Review states as Usagi names them; equivalence of the target to the source, as in Usagi/FHIR.
 DECISIONS = ["approved", "flagged", "rejected", "ignored", "unchecked"]
@@ -68,8 +69,8 @@ def _write_frames(frames: Iterator[pd.DataFrame], path: Path, run: dict) -> Path
     suffix = path.suffix.lower()
     remove_stale_temps(path)
     with atomic_path(path) as tmp:
-        if suffix == ".xlsx":
-            write_review_workbook(pd.concat(list(frames), ignore_index=True), tmp, run)
+        if suffix == ".xlsx":  # holds every row anyway: opens sorted by need of review
+            write_review_workbook(review_order(pd.concat(list(frames), ignore_index=True)), tmp, run)
         elif suffix == ".parquet":
             _write_parquet(frames, tmp)
         else:
@@ -213,7 +214,7 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
         if r > 1 and source_rows[r - 1] != source_rows[r - 2]:
             group ^= 1
         for c, value in enumerate(values):
-            _write_cell(sheet, r, c, value, score_fmt[group] if columns[c] == "score" else band[group])
+            _write_cell(sheet, r, c, value, score_fmt[group] if columns[c] in ("score", "confidence") else band[group])
         rank = ranks[r - 1]
         if rank is not None and not pd.isna(rank) and int(rank) > 1:
             sheet.set_row(r, None, None, {"level": 1})
@@ -231,6 +232,12 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
                 "type": "3_color_scale", "min_type": "num", "min_value": 0.3, "min_color": "#F8696B",
                 "mid_type": "num", "mid_value": 0.6, "mid_color": "#FFEB84",
                 "max_type": "num", "max_value": 0.9, "max_color": "#63BE7B"})
+        if "confidence" in columns:  # a probability: red below 0.2, green from 0.8
+            col = columns.index("confidence")
+            sheet.conditional_format(1, col, last, col, {
+                "type": "3_color_scale", "min_type": "num", "min_value": 0.2, "min_color": "#F8696B",
+                "mid_type": "num", "mid_value": 0.5, "mid_color": "#FFEB84",
+                "max_type": "num", "max_value": 0.8, "max_color": "#63BE7B"})
         for name, choices in (("decision", DECISIONS), ("equivalence", EQUIVALENCES)):
             col = columns.index(name)
             sheet.data_validation(1, col, last, col, {
@@ -281,7 +288,8 @@ SSSOM_COLUMNS = ["subject_id", "subject_label", "predicate_id", "object_id", "ob
                  "mapping_date", "comment"]
 CSV_MAPPING_COLUMNS = ["source_row", "source_code", "source_text", "target_code", "target_name",
                        "score", "rank", "equivalence", "reviewer", "comment", "automatic",
-                       "proposed"]
+                       "proposed", "confidence"]
+NO_TERM_FOUND = "sssom:NoTermFound"  # SSSOM's object for a subject with no match in the target
 SSSOM_PREDICATES = {"equal": "skos:exactMatch", "wider": "skos:broadMatch",
                     "narrower": "skos:narrowMatch", "inexact": "skos:closeMatch", "": "skos:closeMatch"}
 USAGI_EQUIVALENCE = {"equal": "EQUAL", "wider": "WIDER", "narrower": "NARROWER",
@@ -313,7 +321,7 @@ def write_mappings(mappings: pd.DataFrame, reviews: pd.DataFrame, config, vocab,
         elif fmt == "usagi":
             _usagi_table(mappings, reviews).to_csv(tmp, index=False)
         elif fmt == "sssom":
-            _write_sssom(mappings, config, vocab, run, tmp)
+            _write_sssom(mappings, config, vocab, run, tmp, no_match_sources(mappings, reviews))
         else:
             out = mappings.reindex(columns=CSV_MAPPING_COLUMNS)
             out.apply(lambda col: col.map(escape_formula)).to_csv(tmp, index=False)
@@ -387,7 +395,18 @@ def _group_state(decisions: pd.Series) -> str:
     return "unchecked"
 
 
-def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path) -> None:
+def no_match_sources(mappings: pd.DataFrame, reviews: pd.DataFrame) -> pd.DataFrame:
+    """One row per source that `codemap map` suggested no_match for and nobody approved a target
+    for: SSSOM lists them against sssom:NoTermFound, OMOP (--unmapped-as-zero) as concept 0."""
+    if "suggestion" not in reviews.columns:
+        return reviews.iloc[0:0]
+    rest = reviews[(reviews["suggestion"] == "no_match") & ~reviews["source_key"].isin(
+        set(mappings["source_key"])) & (reviews["decision"] != "ignored")]
+    return rest.sort_values(["source_key", "rank"]).drop_duplicates("source_key")
+
+
+def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path,
+                 missing: pd.DataFrame) -> None:
     import datetime
     from urllib.parse import quote
 
@@ -402,6 +421,7 @@ def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path) -
         "skos": "http://www.w3.org/2004/02/skos/core#",
         "semapv": "https://w3id.org/semapv/vocab/",
         "orcid": "https://orcid.org/",
+        "sssom": "https://w3id.org/sssom/",
     }
     set_id = config.mapping_set_id or f"urn:codemap:mapping-set:{quote(config.output.stem)}"
     header = [f"curie_map:"] + [f"  {k}: {_yaml_str(v)}" for k, v in curie_map.items()] + [
@@ -421,12 +441,24 @@ def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path) -
         "object_label": mappings["target_name"],
         "mapping_justification": mappings["automatic"].map(
             {True: "semapv:SemanticSimilarityThresholdMatching", False: "semapv:ManualMappingCuration"}),
-        "confidence": mappings["score"],
+        # The calibrated probability when the workbook has one; the raw score otherwise.
+        "confidence": mappings["confidence"] if "confidence" in mappings else mappings["score"],
         "author_id": author,
         "author_label": mappings["reviewer"].where(~mappings["automatic"], ""),
         "mapping_date": today,
         "comment": mappings["comment"],
     })[SSSOM_COLUMNS]
+    if len(missing):
+        confidence = pd.to_numeric(missing.get("confidence"), errors="coerce")
+        table = pd.concat([table, pd.DataFrame({
+            "subject_id": subject_prefix + ":" + missing["source_code"].map(lambda c: quote(c, safe="")),
+            "subject_label": missing["source_text"], "predicate_id": "skos:exactMatch",
+            "object_id": NO_TERM_FOUND, "object_label": "",
+            "mapping_justification": "semapv:SemanticSimilarityThresholdMatching",
+            "confidence": (1 - confidence).round(4) if confidence is not None else "",
+            "author_id": "", "author_label": "", "mapping_date": today,
+            "comment": "codemap no_match suggestion: no candidate is likely right"})],
+            ignore_index=True)
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write("".join(f"# {line}\n" for line in header))
         table.to_csv(handle, sep="\t", index=False)
