@@ -224,3 +224,43 @@ def test_llm_selector_plug_in_asks_logs_and_marks(tmp_path, shared_cache):
     result = invoke("map", source, "--target", "LOINC", "-o", out, "--cache-dir", shared_cache,
                     "--llm-url", "http://127.0.0.1:9/v1", "-q")
     assert result.exit_code == 2 and "cannot reach" in result.output
+
+
+def test_streamed_blocks_give_the_same_decisions_and_tier_counts(tmp_path, shared_cache):
+    """Confidence, suggestion and pre-approval are made per block and kept in the parts: 7-row
+    blocks give the single block's columns, and the summary adds the tiers up over the parts."""
+    lines = DRUG_DEV.read_text(encoding="utf-8").splitlines()
+    source = tmp_path / "drugs.tsv"
+    source.write_text("\n".join(lines[:61]) + "\n", encoding="utf-8")
+    common = ["--target", DRUG_TARGET, "--text-col", "local_drug_string", "--code-col",
+              "local_drug_string", "--auto-accept", 0.9, "--cache-dir", shared_cache]
+    frames, outputs = {}, {}
+    for rows, name in ((1000, "one.csv"), (7, "blocks.csv"), (7, "blocks.xlsx")):
+        out = tmp_path / name
+        result = invoke("map", source, *common, "--block-rows", rows, "-o", out)
+        assert result.exit_code == 0, result.output
+        assert not (tmp_path / f".{out.stem}.parts").exists()
+        frames[name] = (pd.read_csv(out, dtype=str, keep_default_na=False) if name.endswith(".csv")
+                        else pd.read_excel(out, sheet_name="candidates", engine="calamine",
+                                           dtype=str, keep_default_na=False))
+        outputs[name] = " ".join(result.output.split())
+    one, blocks = frames["one.csv"], frames["blocks.csv"]
+    columns = ["source_row", "rank", "target_code", "confidence", "suggestion", "decision", "reviewer"]
+    pd.testing.assert_frame_equal(one[columns], blocks[columns])
+    tops = one[one["rank"] == "1"]
+    counts = tops["suggestion"].value_counts()
+    assert set(counts.index) == set(SUGGESTIONS) and len(tops) == 60  # every tier is exercised
+    line = "review tiers (sources): " + ", ".join(f"{s} {counts[s]}" for s in SUGGESTIONS)
+    assert line in outputs["one.csv"] and line in outputs["blocks.csv"], outputs["blocks.csv"]
+    # The workbook holds the same rows, sorted by need of review (CSV keeps the source order).
+    workbook = frames["blocks.xlsx"]
+
+    def in_source_order(frame):
+        out = frame[columns].astype({"confidence": float}).replace("", None)
+        out["rank"] = pd.to_numeric(out["rank"]).astype("Int64")
+        out["source_row"] = out["source_row"].astype(int)
+        return out.sort_values(["source_row", "rank", "target_code"]).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(in_source_order(workbook), in_source_order(blocks))
+    tier = workbook.loc[workbook["rank"] == "1", "suggestion"].map(SUGGESTIONS.index).to_numpy()
+    assert (np.diff(tier) >= 0).all() and (np.diff(blocks["source_row"].astype(int)) >= 0).all()
