@@ -48,7 +48,7 @@ def review_order(frame: pd.DataFrame) -> pd.DataFrame:
     unchanged without a `suggestion` column."""
     if "suggestion" not in frame.columns or "confidence" not in frame.columns:
         return frame
-    is_top = pd.to_numeric(frame["rank"], errors="coerce").eq(1).to_numpy(dtype=bool)
+    is_top = pd.to_numeric(frame["rank"], errors="coerce").eq(1).fillna(False).to_numpy(dtype=bool)
     tier = frame["suggestion"].map({s: i for i, s in enumerate(SUGGESTIONS)}).fillna(-1)
     keys = _source_keys(frame)
     return (frame.assign(_tier=tier, _conf=_top_confidence(frame, is_top).fillna(-1.0),
