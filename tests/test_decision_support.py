@@ -264,3 +264,30 @@ def test_streamed_blocks_give_the_same_decisions_and_tier_counts(tmp_path, share
     pd.testing.assert_frame_equal(in_source_order(workbook), in_source_order(blocks))
     tier = workbook.loc[workbook["rank"] == "1", "suggestion"].map(SUGGESTIONS.index).to_numpy()
     assert (np.diff(tier) >= 0).all() and (np.diff(blocks["source_row"].astype(int)) >= 0).all()
+
+
+def test_decision_settings_and_calibration_content_are_in_the_parts_key(tmp_path, shared_cache):
+    """A streamed run reuses finished parts only under the same decision settings: parts hold
+    confidence, suggestions and pre-approvals made with them."""
+    from dataclasses import replace
+
+    from codemap.config import MapConfig
+    from codemap.pipeline import Mapper, _run_key
+
+    vocab, source = tmp_path / "v.csv", tmp_path / "s.csv"
+    vocab.write_text("code,name\nA,sodium\nB,potassium\n", encoding="utf-8")
+    source.write_text("code,text\n1,Na\n", encoding="utf-8")
+    calibration = tmp_path / "c.json"
+    calibration.write_text((REPO / "codemap" / "data" / "calibration" / "default-lab.json")
+                           .read_text(encoding="utf-8"), encoding="utf-8")
+    config = MapConfig(source=source, target=str(vocab), cache_dir=shared_cache, progress=False,
+                       calibration=calibration)
+    mapper = Mapper.load(replace(config, calibration=None))
+    key = _run_key(config, mapper, 7)
+    assert key == _run_key(config, mapper, 7)
+    for changed in (replace(config, auto_accept=0.95), replace(config, broader_below=0.0),
+                    replace(config, no_match_below=0.3), replace(config, calibration=None)):
+        assert _run_key(changed, mapper, 7) != key
+    data = json.loads(calibration.read_text(encoding="utf-8"))
+    calibration.write_text(json.dumps({**data, "intercept": data["intercept"] + 1}), encoding="utf-8")
+    assert _run_key(config, mapper, 7) != key  # same path, refitted content
