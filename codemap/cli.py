@@ -426,7 +426,7 @@ def bench_command(
                                       export=export))
     typer.echo(f"{run['terms']:,} terms (top-1 agreement: {run['queries']:,} queries vs "
                f"{run['corpus']:,} names), batch {run['batch_size']}, model {run['model']}")
-    typer.echo(f"| method | terms/s | vs (a) | vs (b) | peak RSS added (MB) | top-1 agreement with (a) |")
+    typer.echo("| method | terms/s | vs (a) | vs (b) | peak RSS added (MB) | top-1 agreement with (a) |")
     typer.echo("|---|---|---|---|---|---|")
     for r in rows:
         typer.echo(f"| {r.method} | {r.terms_per_s:,.0f} | {r.vs_reference:.2f}x | "

@@ -35,7 +35,8 @@ from .rank import for_languages, rank_hybrid
 from .readers import SourceTable, iter_code_list, read_code_list
 from .triage import suggest, tally
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
-from .writers import EXCEL_MAX_ROWS, BlockParts, check_output, write_candidate_parts
+from .parts import PartsFolder, part_name
+from .writers import EXCEL_MAX_ROWS, check_output, write_candidate_parts
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,6 @@ class Mapper:
         t_model = time.perf_counter()
         index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress,
                                     index_config=config.index)
-        t_index = time.perf_counter()
         with_axes(vocab)
         lexical = (load_or_build_lexical(vocab, config.cache_dir)
                    if config.rank.method != "encoder" else None)
@@ -207,7 +207,7 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
     """Map `config.source` block by block and write the candidates to `output` (.xlsx, .csv,
     .tsv or .parquet), holding one block at a time.
 
-    Each finished block is kept (writers.BlockParts) until the output is written, so a run that is
+    Each finished block is kept (parts.PartsFolder.beside) until the output is written, so a run that is
     killed resumes after its finished blocks. The returned MapResult's `candidates` holds only the
     rank-1 rows' source_row, rank and score (for the summary), `source` the first block. A .xlsx
     output that would pass a sheet's row limit fails as soon as the limit is passed.
@@ -224,26 +224,27 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
         config = replace(config, source_lang=language.lang)
     mapper = Mapper.load(config)
     t_loaded = time.perf_counter()
-    parts = BlockParts.open(output, _run_key(config, mapper, block_rows))
-    if parts.done:
-        log.info("resuming %s: %d blocks already mapped", output, len(parts.done))
-    if not parts.done and config.llm is not None:
+    parts = PartsFolder.beside(output, _run_key(config, mapper, block_rows))
+    if parts.parts:
+        log.info("resuming %s: %d blocks already mapped", output, len(parts.parts))
+    if not parts.parts and config.llm is not None:
         config.llm.log.unlink(missing_ok=True)  # a fresh run's log; a resumed one appends
     rows_read = rows_empty = written = 0
     top, tiers, counts = [], Counter(), Counter()
     summary_columns = _summary_columns(config, mapper)
-    for number, block in enumerate(itertools.chain([first], blocks)):
+    for block in itertools.chain([first], blocks):
         texts = block.texts
         rows_read, rows_empty = rows_read + len(texts), rows_empty + texts.count("")
-        if not parts.finished(number):
-            parts.save(number, mapper.map_block(block))
-        written += parts.done[number]["rows"]
+        name = part_name(0, config.source, block.first_row)
+        if not parts.finished(name):
+            parts.add(name, mapper.map_block(block), {"rows": len(texts)})
+        written += parts.parts[name]["candidates"]
         if output.suffix.lower() == ".xlsx" and written + 1 > EXCEL_MAX_ROWS:
             raise CodemapError(f"{output}: more than {EXCEL_MAX_ROWS:,} candidate rows do not fit "
                                f"one sheet of the review workbook; write {output.stem}.csv or "
                                f"{output.stem}.parquet instead (the blocks mapped so far are kept)")
         # The whole-list figures are added up part by part, so memory stays one block's.
-        kept = parts.read(number, summary_columns)
+        kept = parts.read(name, summary_columns)
         top.append(kept[kept["rank"] == 1][["source_row", "rank", "score"]])
         tiers.update(tally(kept))
         counts.update(_block_counts(kept))

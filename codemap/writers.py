@@ -1,7 +1,7 @@
 """Write candidates: the xlsx review workbook, or CSV/TSV/Parquet for pipelines. Always atomically.
 
 A long list is mapped block by block: each finished block is kept as a Parquet part beside the
-output (BlockParts), and write_candidate_parts streams the parts into the output, so neither the
+output (parts.PartsFolder), and write_candidate_parts streams the parts into the output, so neither the
 mapping nor the writing holds the whole list (except the review workbook, at most 1,048,576 rows).
 
 Spreadsheet safety: a cell whose text starts with = + - @ (or a tab or carriage return) would run
@@ -11,19 +11,20 @@ Parquet keeps values as they are: it is read by data tools, not opened as a spre
 """
 from __future__ import annotations
 
-import json
 import math
 import numbers
-import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .errors import CodemapError
-from .files import atomic_path, remove_stale_temps, sha256_file
+from .files import atomic_path, remove_stale_temps
 from .triage import review_order
+
+if TYPE_CHECKING:
+    from .parts import PartsFolder
 
 # Review states as Usagi names them; equivalence of the target to the source, as in Usagi/FHIR.
 DECISIONS = ["approved", "flagged", "rejected", "ignored", "unchecked"]
@@ -56,7 +57,7 @@ def write_candidates(frame: pd.DataFrame, path: str | Path, run: dict) -> Path:
     return _write_frames(iter([frame]), check_output(path), run)
 
 
-def write_candidate_parts(parts: "BlockParts", path: str | Path, run: dict) -> Path:
+def write_candidate_parts(parts: "PartsFolder", path: str | Path, run: dict) -> Path:
     """Write a streamed run's finished blocks, in order, to one output file (atomically).
 
     CSV/TSV/Parquet are written part by part; the review workbook is built from all parts at once.
@@ -101,78 +102,6 @@ def _write_parquet(frames: Iterator[pd.DataFrame], path: Path) -> None:
     finally:
         if writer is not None:
             writer.close()
-
-
-PARTS_FORMAT = 1
-
-
-@dataclass
-class BlockParts:
-    """A streamed run's finished blocks, kept until its output is written: a run that is killed
-    resumes after them.
-
-    They live in a hidden folder beside the output (`.STEM.parts/`, one for every suffix of the
-    output, so a list too long for .xlsx can be rerun as .csv without mapping it again): one
-    Parquet file per block and a manifest with each block's row count and sha256, and the run's
-    key (source, settings, model, vocabulary). A part that is missing or does not match its
-    checksum is mapped again; a different key starts afresh.
-    """
-
-    folder: Path
-    key: str
-    done: dict = field(default_factory=dict)  # block number → {"rows", "sha256"}
-
-    @classmethod
-    def open(cls, output: str | Path, key: str) -> "BlockParts":
-        output = Path(output)
-        folder = output.with_name(f".{output.stem}.parts")
-        manifest = _read_json(folder / "manifest.json")
-        if manifest.get("format") != PARTS_FORMAT or manifest.get("key") != key:
-            shutil.rmtree(folder, ignore_errors=True)
-            manifest = {}
-        parts = cls(folder, key)
-        for number, entry in manifest.get("parts", {}).items():
-            path = parts.path(int(number))
-            if path.exists() and sha256_file(path) == entry.get("sha256"):
-                parts.done[int(number)] = entry
-        folder.mkdir(parents=True, exist_ok=True)
-        remove_stale_temps(folder)
-        return parts
-
-    def path(self, number: int) -> Path:
-        return self.folder / f"{number:06d}.parquet"
-
-    def finished(self, number: int) -> bool:
-        return number in self.done
-
-    def save(self, number: int, frame: pd.DataFrame) -> None:
-        """Keep block `number`'s candidates (atomically; listed in the manifest once on disk)."""
-        with atomic_path(self.path(number)) as tmp:
-            frame.to_parquet(tmp, index=False)
-        self.done[number] = {"rows": len(frame), "sha256": sha256_file(self.path(number))}
-        manifest = {"format": PARTS_FORMAT, "key": self.key,
-                    "parts": {str(n): e for n, e in sorted(self.done.items())}}
-        with atomic_path(self.folder / "manifest.json") as tmp:
-            tmp.write_text(json.dumps(manifest), encoding="utf-8")
-
-    def read(self, number: int, columns: list[str] | None = None) -> pd.DataFrame:
-        return pd.read_parquet(self.path(number), columns=columns)
-
-    def frames(self) -> Iterator[pd.DataFrame]:
-        """The finished blocks in order, one at a time."""
-        for number in sorted(self.done):
-            yield self.read(number)
-
-    def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def escape_formula(value):
@@ -424,7 +353,7 @@ def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path,
         "sssom": "https://w3id.org/sssom/",
     }
     set_id = config.mapping_set_id or f"urn:codemap:mapping-set:{quote(config.output.stem)}"
-    header = [f"curie_map:"] + [f"  {k}: {_yaml_str(v)}" for k, v in curie_map.items()] + [
+    header = ["curie_map:"] + [f"  {k}: {_yaml_str(v)}" for k, v in curie_map.items()] + [
         f"mapping_set_id: {_yaml_str(set_id)}",
         f"license: {_yaml_str(config.license)}",
         f"mapping_date: {today}",
