@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import csv
 import logging
-import math
 import os
 import tempfile
 import time
 from contextlib import nullcontext
-from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import torch
 from tqdm.auto import tqdm
 
