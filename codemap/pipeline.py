@@ -30,6 +30,7 @@ from .files import sha256_text
 from .memory import MEMORY_COLUMN
 from .rank import for_languages, rank_hybrid
 from .readers import SourceTable, iter_code_list, read_code_list
+from .rerank import CrossEncoder, rerank_candidates
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 from .writers import EXCEL_MAX_ROWS, BlockParts, check_output, write_candidate_parts
 
@@ -70,6 +71,7 @@ class Mapper:
     rank: RankConfig  # config.rank with the fusion weight for this pair of languages
     target_lang: str = ""
     timings: dict = field(default_factory=dict)
+    reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
 
     @classmethod
     def load(cls, config: MapConfig) -> "Mapper":
@@ -96,17 +98,21 @@ class Mapper:
         target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist())
         rank = for_languages(config.rank, config.source_lang or "", target_lang,
                              encoder.info.multilingual())
+        reranker = CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None
         return cls(config, vocab, encoder, index, lexical, evidence_scorers(vocab, rank), rank,
-                   target_lang, timings)
+                   target_lang, timings, reranker)
 
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
         expand = text_expander(self.vocab, self.rank)
-        queries = self.encoder.encode([expand(t) for t in source.query_texts],
-                                      progress=self.config.progress, desc="embedding source")
+        query_texts = [expand(t) for t in source.query_texts]
+        queries = self.encoder.encode(query_texts, progress=self.config.progress,
+                                      desc="embedding source")
         rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
         found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
                             self.rank)
+        if self.reranker is not None:
+            found = rerank_candidates(found, query_texts, self.reranker, self.rank.rerank_top)
         candidates = _join_source(source, source.texts, found)
         if self.config.memory is not None:
             from .memory import prefill
@@ -144,6 +150,8 @@ class Mapper:
                        f"{self.rank.encoder_weight}), evidence: "
                        f"{', '.join(s.name for s in self.scorers) or 'none'}",
             "target_language": self.target_lang or "unknown",
+            "reranker": (f"{self.reranker.folder} (top {self.rank.rerank_top})"
+                         if self.reranker is not None else "off"),
             "index_cache": "hit" if self.index.cache_hit else "built",
             "index_folder": str(self.index.folder),
         }
@@ -281,6 +289,7 @@ def evaluate_gold(config: EvalConfig) -> dict:
         raise CodemapError(f"{config.gold}: no column named {config.gold_col!r} "
                            f"(columns: {', '.join(source.frame.columns)})")
     vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
+    reranker = CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None
     known = set(vocab.concepts["code"])
     gold = [{c.strip() for c in value.split(SYNONYM_SEPARATOR) if c.strip()}
             for value in source.frame[config.gold_col]]
@@ -297,6 +306,7 @@ def evaluate_gold(config: EvalConfig) -> dict:
     prepared = {}  # expand_abbreviations → (vocabulary, index, lexical, queries, rows)
     scores, ranks = {}, {}
     drugs = is_drug_vocabulary(vocab)
+    rerank_inputs = {}  # method → (its candidates, query texts) for the re-ranked rows
     for method, rank in eval_methods(base, drugs=drugs).items():
         if rank.expand_abbreviations not in prepared:
             prepared[rank.expand_abbreviations] = _prepare_eval(vocab, encoder, rows, rank, config)
@@ -305,11 +315,31 @@ def evaluate_gold(config: EvalConfig) -> dict:
                             rank)
         ranks[method] = gold_ranks(found, gold)
         scores[method] = score_ranks(ranks[method])
-    return {"scores": scores, "ranks": ranks, "n_pairs": len(source.frame), "n_in_target": len(keep),
+        if reranker is not None and method in ("encoder", DEFAULT_METHOD[drugs]):
+            rerank_inputs[method] = (found, [row["text"] for row in ranked_rows])
+    rerank_ms = _eval_reranked(reranker, base.rerank_top, rerank_inputs, gold, scores, ranks)
+    return {"rerank_ms_per_row": rerank_ms,"scores": scores, "ranks": ranks, "n_pairs": len(source.frame), "n_in_target": len(keep),
             "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
             "encoder_weight": base.encoder_weight, "source_language": language.describe(),
             "backend": f"{encoder.variant} on {encoder.provider}",
             "default_method": DEFAULT_METHOD[drugs]}
+
+
+def _eval_reranked(reranker: CrossEncoder | None, top: int, inputs: dict, gold: list[set[str]],
+                   scores: dict, ranks: dict) -> float | None:
+    """Add "<method> + rerank" rows for the candidates in `inputs`; returns the re-ranker's cost
+    in ms per source row (one pass over each row's top `top` candidates)."""
+    if reranker is None or not inputs:
+        return None
+    seconds = []
+    for method, (found, texts) in inputs.items():
+        clock = time.perf_counter()
+        reranked = rerank_candidates(found, texts, reranker, top)
+        seconds.append((time.perf_counter() - clock) / max(1, len(texts)))
+        name = f"{method.split(' ')[0]} + rerank"
+        ranks[name] = gold_ranks(reranked, gold)
+        scores[name] = score_ranks(ranks[name])
+    return round(1000 * float(np.mean(seconds)), 2)
 
 
 def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: RankConfig,
