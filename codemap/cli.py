@@ -99,6 +99,14 @@ class Engine(str, Enum):
     ray = "ray"
 
 
+# --rerank (codemap.rerank); declared once for `map` and `eval`.
+RerankOption = typer.Option(None, "--rerank",
+                            help="Re-order the top candidates with a cross-encoder re-ranker "
+                                 "folder (`codemap train-reranker` OUT/model) [default: off].")
+RerankTopOption = typer.Option(RankConfig.rerank_top, "--rerank-top", min=2, max=1000,
+                               help="Candidates per row the re-ranker re-orders.")
+
+
 # --engine ray (codemap.ray_engine); declared once for `map` and `vocab embed`.
 EngineOption = typer.Option(Engine.local, "--engine",
                             help="local (this process) or ray (a pool of Ray actors; needs the "
@@ -188,6 +196,8 @@ def map_command(
     llm_model: str = typer.Option("local", "--llm-model", help="Model name sent to --llm-url."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
+    rerank: Optional[Path] = RerankOption,
+    rerank_top: int = RerankTopOption,
     engine: Engine = EngineOption,
     ray_address: Optional[str] = RayAddressOption,
     workers: int = WorkersOption,
@@ -230,7 +240,7 @@ def map_command(
                               backend=backend.value),
         rank=_rank_config(encoder_weight, top_k=top_k, method=method,
                           hide_contradicted=hide_contradicted,
-                          expand_abbreviations=expand_abbreviations),
+                          expand_abbreviations=expand_abbreviations, rerank_top=rerank_top),
         cache_dir=cache_dir or default_cache_dir(),
         progress=not quiet and sys.stderr.isatty(),
         memory=memory,
@@ -242,6 +252,7 @@ def map_command(
         broader_below=broader_below,
         llm=None if llm_url is None else LLMConfig(
             url=llm_url, model=llm_model, log=output.with_name(f"{output.stem}.llm.jsonl")),
+        rerank=rerank,
     )
     if engine is Engine.ray:
         from .config import RayConfig
@@ -278,6 +289,8 @@ def eval_command(
     store: Optional[Path] = StoreOption,
     encoder_weight: Optional[float] = WeightOption,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    rerank: Optional[Path] = RerankOption,
+    rerank_top: int = RerankTopOption,
 ) -> None:
     """Measure acc@1/5/10 and MRR of the ranking on gold (query, code) pairs.
 
@@ -293,11 +306,11 @@ def eval_command(
                         text_cols=tuple(text_col or ()),
                         encoder=EncoderConfig(model=model, batch_size=batch_size, device=device,
                                               backend=backend.value),
-                        rank=_rank_config(encoder_weight),
+                        rank=_rank_config(encoder_weight, rerank_top=rerank_top),
                         cache_dir=cache_dir or default_cache_dir(),
                         progress=not quiet and sys.stderr.isatty(),
                         vocab_filter=VocabFilter.from_options(filters, standard_only, lang),
-                        store_dir=store)
+                        store_dir=store, rerank=rerank)
     print_eval_table(evaluate_gold(config))
 
 
@@ -370,6 +383,26 @@ def train_command(ctx: typer.Context) -> None:
     typer.echo(json.dumps(summary, indent=2))
     if "review_report" in summary:
         typer.echo(format_report(summary["review_report"]))
+
+
+@app.command("train-reranker", context_settings={"allow_extra_args": True,
+                                                   "ignore_unknown_options": True})
+@user_errors
+def train_reranker_command(ctx: typer.Context) -> None:
+    """Train a cross-encoder re-ranker on knowledge graphs: synonyms as positives, the default
+    bi-encoder's top names of other concepts as hard negatives (options: `--key value` of
+    codemap.train's TrainConfig, e.g. --kg, --holdout, --base, --steps, --rerank-negatives; needs
+    torch). Use it with `codemap map/eval --rerank OUT/model`.
+
+    Example: codemap train-reranker --kg loinc-en --kg icd10cm --data-dir ../shared/data --steps 300 --out runs/reranker --holdout tests/data/mimic_labs_gold.tsv
+    """
+    import json
+
+    from .train.config import parse_overrides  # codemap.train is optional: import it late
+    from .train.rerank import train_reranker
+
+    _setup_logging(False, False)
+    typer.echo(json.dumps(train_reranker(parse_overrides(list(ctx.args))), indent=2))
 
 
 @app.command("export")

@@ -122,6 +122,7 @@ class RankConfig:
     expand_abbreviations: bool = False
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
+    rerank_top: int = 10  # candidates per row a cross-encoder re-ranker re-orders (--rerank)
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ class MapConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
+    rerank: Path | None = None  # cross-encoder re-ranker folder (codemap.rerank); off when None
     calibration: Path | None = None  # confidence calibration JSON; the shipped one when None
     auto_accept: float | None = None  # pre-approve top candidates reaching this dev precision
     no_match_below: float | None = None  # suggest no_match under this top confidence; the
@@ -162,6 +164,7 @@ class EvalConfig:
     progress: bool = True
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None
+    rerank: Path | None = None  # also score "hybrid + rerank" and "encoder + rerank"
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from .hierarchy import BROADER_NOTE, propose_broader
 from .memory import MEMORY_COLUMN
 from .rank import for_languages, rank_hybrid
 from .readers import SourceTable, iter_code_list, read_code_list
+from .rerank import CrossEncoder, rerank_candidates
 from .triage import suggest, tally
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 from .parts import PartsFolder, part_name
@@ -78,6 +79,7 @@ class Mapper:
     timings: dict = field(default_factory=dict)
     calibrator: object | None = None  # codemap.confidence.Calibrator for this model and ranking
     decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
+    reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
 
     @classmethod
     def load(cls, config: MapConfig) -> "Mapper":
@@ -108,19 +110,23 @@ class Mapper:
                                                     target_domain(vocab), ranking_key(rank, scorers))
         decisions = {"confidence": calibration, **decision_support(calibrator, config)}
         return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
-                   calibrator, decisions)
+                   calibrator, decisions,
+                   CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None)
 
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
         expand = text_expander(self.vocab, self.rank)
-        queries = self.encoder.encode([expand(t) for t in source.query_texts],
-                                      progress=self.config.progress, desc="embedding source")
+        query_texts = [expand(t) for t in source.query_texts]
+        queries = self.encoder.encode(query_texts, progress=self.config.progress,
+                                      desc="embedding source")
         rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
         found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
                             self.rank)
         if self.calibrator is not None:
             found.insert(found.columns.get_loc("score") + 1, "confidence",
                          self.calibrator.predict(found).round(4))
+        if self.reranker is not None:
+            found = rerank_candidates(found, query_texts, self.reranker, self.rank.rerank_top)
         candidates = _join_source(source, source.texts, found)
         if self.config.memory is not None:
             from .memory import prefill
@@ -168,6 +174,8 @@ class Mapper:
                        f"{self.rank.encoder_weight}), evidence: "
                        f"{', '.join(s.name for s in self.scorers) or 'none'}",
             "target_language": self.target_lang or "unknown",
+            "reranker": (f"{self.reranker.folder} (top {self.rank.rerank_top})"
+                         if self.reranker is not None else "off"),
             "index_cache": "hit" if self.index.cache_hit else "built",
             "index_folder": str(self.index.folder),
             **{k: v for k, v in self.decisions.items() if not k.startswith("_")},
@@ -361,13 +369,20 @@ def evaluate_gold(config: EvalConfig) -> dict:
     "n_pairs", "n_in_target", "target", "model", "backend", …}. Pairs whose gold code is not in
     the target are counted but not scored (no method could find them).
     """
+    reranker = CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None
     g = gold_queries(config)
     scores, ranks = {}, {}
     drugs = is_drug_vocabulary(g.vocab)
+    rerank_inputs = {}  # method → (its candidates, query texts) for the re-ranked rows
     for method, rank in eval_methods(g.base, drugs=drugs).items():
-        ranks[method] = gold_ranks(g.rank(rank), g.gold)
+        found = g.rank(rank)
+        ranks[method] = gold_ranks(found, g.gold)
         scores[method] = score_ranks(ranks[method])
-    return {"scores": scores, "ranks": ranks, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
+        if reranker is not None and method in ("encoder", DEFAULT_METHOD[drugs]):
+            texts = [row["text"] for row in g.prepared[rank.expand_abbreviations][4]]
+            rerank_inputs[method] = (found, texts)
+    rerank_ms = _eval_reranked(reranker, g.base.rerank_top, rerank_inputs, g.gold, scores, ranks)
+    return {"rerank_ms_per_row": rerank_ms, "scores": scores, "ranks": ranks, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
             "target": f"{g.vocab.id} {g.vocab.version}", "model": g.encoder.info.id,
             "encoder_weight": g.base.encoder_weight, "source_language": g.language.describe(),
             "backend": f"{g.encoder.variant} on {g.encoder.provider}",
@@ -425,6 +440,23 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
                          encoder.info.multilingual())
     return GoldQueries(config, vocab, encoder, rows, [gold[i] for i in keep], len(source.frame),
                        base, language)
+
+
+def _eval_reranked(reranker: CrossEncoder | None, top: int, inputs: dict, gold: list[set[str]],
+                   scores: dict, ranks: dict) -> float | None:
+    """Add "<method> + rerank" rows for the candidates in `inputs`; returns the re-ranker's cost
+    in ms per source row (one pass over each row's top `top` candidates)."""
+    if reranker is None or not inputs:
+        return None
+    seconds = []
+    for method, (found, texts) in inputs.items():
+        clock = time.perf_counter()
+        reranked = rerank_candidates(found, texts, reranker, top)
+        seconds.append((time.perf_counter() - clock) / max(1, len(texts)))
+        name = f"{method.split(' ')[0]} + rerank"
+        ranks[name] = gold_ranks(reranked, gold)
+        scores[name] = score_ranks(ranks[name])
+    return round(1000 * float(np.mean(seconds)), 2)
 
 
 def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: RankConfig,

@@ -64,6 +64,9 @@ def print_eval_table(report: dict, console: Console | None = None) -> None:
         table.add_row(method, str(row["n"]), f"{row['acc@1']:.3f}", f"{row['acc@5']:.3f}",
                       f"{row['acc@10']:.3f}", f"{row['mrr']:.3f}")
     console.print(table)
+    if report.get("rerank_ms_per_row") is not None:
+        console.print(f"re-ranking cost: {report['rerank_ms_per_row']:.1f} ms per row "
+                      f"(cross-encoder over the top candidates)")
 
 
 def print_calibration(calibrator, report: dict, output: Path, console: Console | None = None) -> None:

@@ -72,6 +72,10 @@ class TrainConfig:
     eval_gold_col: str = "loinc_code"
     eval_text_cols: tuple[str, ...] = ()
     progress: bool = True
+    # cross-encoder re-ranker (`codemap train-reranker`, train/rerank.py)
+    rerank_batch: int = 16  # anchor names per step, each with 1 positive and the negatives
+    rerank_negatives: int = 7  # hard negatives per anchor, from the bi-encoder's top names
+    rerank_pool: int = 30  # bi-encoder top names searched per anchor for the negatives
 
     def as_dict(self) -> dict:
         return asdict(self)

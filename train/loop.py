@@ -117,16 +117,7 @@ def train(config: TrainConfig) -> dict:
             (scaler.scale(loss) if scaler else loss).backward()
             for key in parts:
                 parts[key] += float(result[key].detach()) / config.grad_accum
-        if scaler:
-            scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
-        if scaler:
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
+        optimizer_step(model, optimizer, scheduler, scaler, config.clip)
         window_steps += 1
         bar.update(1)
         bar.set_postfix(loss=f"{parts['loss']:.4f}", term=f"{parts['term']:.4f}",
@@ -270,6 +261,20 @@ def _optimizer(model: CoderModel, config: TrainConfig) -> torch.optim.Optimizer:
     if relation:
         groups.append({"params": relation, "lr": config.relation_lr, "weight_decay": 0.0})
     return torch.optim.AdamW(groups)
+
+
+def optimizer_step(model, optimizer, scheduler, scaler, clip: float) -> None:
+    """Clip (after unscaling fp16 gradients), step the optimiser and the schedule, clear."""
+    if scaler:
+        scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    if scaler:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
 
 
 def _precision(config: TrainConfig, device: torch.device):
