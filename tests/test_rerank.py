@@ -1,6 +1,7 @@
 """Cross-encoder re-ranker: pairs and hard negatives on a real KG slice (the real default model
 mines them), tiny-model mechanics (loss goes down, save/load round trip), and the map/eval
 option through the CLI. Tiny random models are for mechanics only, never quality."""
+import json
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,14 @@ def test_hard_negatives_come_from_the_bi_encoder_and_groups_replay(hpo_graph, de
         assert anchor == graph.names[anchor_row] and len(candidates) == 4
         assert candidates[0] in graph.names_of(own) and candidates[0] != anchor
         assert all(c not in graph.names_of(own) for c in candidates[1:])
+
+    # --rerank-random-negatives: the hard ones first, then random concepts, never the anchor's own
+    mixed = step_groups(graph, anchors[1], mined, negatives=3, seed=0, step=1, random_negatives=2)
+    for anchor_row, candidates in zip(anchors[1], mixed.candidates):
+        own, hard = concept_of[anchor_row], mined[int(anchor_row)]
+        assert len(candidates) == 6 and candidates[0] in graph.names_of(own)
+        assert all(c not in graph.names_of(own) for c in candidates[1:])
+        assert all(any(c in graph.names_of(h) for h in hard) for c in candidates[1:min(4, 1 + len(hard))])
 
 
 def test_a_graph_without_synonyms_cannot_train_a_reranker():
@@ -108,11 +117,12 @@ def test_cli_train_reranker_then_map_and_eval_with_it(tiny_model, tmp_path):
     out = tmp_path / "rr"
     result = runner.invoke(app, ["train-reranker", "--kg", str(SMALL_TARGET), "--base", str(tiny_model),
                                  "--steps", "3", "--rerank-batch", "4", "--rerank-negatives", "2",
-                                 "--rerank-pool", "5", "--warmup-steps", "1", "--log-every", "1",
+                                 "--rerank-random-negatives", "1", "--rerank-pool", "5", "--warmup-steps", "1", "--log-every", "1",
                                  "--out", str(out), "--progress", "false"])
     assert result.exit_code == 0, result.output
     assert (out / "model" / "reranker.json").exists() and (out / "model" / "model.safetensors").exists()
     assert len((out / "log.csv").read_text().splitlines()) == 4
+    assert json.loads((out / "model" / "reranker.json").read_text())["random_negatives"] == 1
 
     source = tmp_path / "labs.csv"
     source.write_text("code,label\n1,Globulin Ser Calc\n2,Anion gap serum\n", encoding="utf-8")
@@ -146,3 +156,6 @@ def test_cli_rerank_user_errors_exit_2(tmp_path):
     result = runner.invoke(app, ["train-reranker", "--kg", str(SMALL_TARGET), "--rerank-negatives",
                                  "0", "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "--rerank-negatives" in result.output
+    result = runner.invoke(app, ["train-reranker", "--kg", str(SMALL_TARGET),
+                                 "--rerank-random-negatives", "-1", "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "--rerank-random-negatives" in result.output

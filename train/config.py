@@ -76,6 +76,7 @@ class TrainConfig:
     rerank_batch: int = 16  # anchor names per step, each with 1 positive and the negatives
     rerank_negatives: int = 7  # hard negatives per anchor, from the bi-encoder's top names
     rerank_pool: int = 30  # bi-encoder top names searched per anchor for the negatives
+    rerank_random_negatives: int = 0  # extra random-concept (easy) negatives per anchor
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -11,7 +11,7 @@ the loss is a softmax cross-entropy over each group, positive first (listwise). 
 the confusions the re-ranker must undo: the candidates it sees at map time are the bi-encoder's.
 
 Settings are the trainer's `TrainConfig` (`--kg`, `--holdout`, `--base`, `--steps`, `--lr`,
-`--warmup-steps`, `--seed`, `--out`, `--rerank-*`). Which anchors a run sees, and every batch, are
+`--warmup-steps`, `--seed`, `--out`, `--rerank-*`, e.g. `--rerank-random-negatives`). Which anchors a run sees, and every batch, are
 pure functions of the seed and the step, like the bi-encoder trainer's batches.
 """
 from __future__ import annotations
@@ -99,10 +99,11 @@ def mine_negatives(graph: KnowledgeGraph, anchors: np.ndarray, encoder: Encoder,
 
 
 def step_groups(graph: KnowledgeGraph, anchors: np.ndarray, mined: dict[int, np.ndarray],
-                negatives: int, seed: int, step: int) -> PairGroups:
+                negatives: int, seed: int, step: int, random_negatives: int = 0) -> PairGroups:
     """The groups of one step: a random other name of the anchor's concept as the positive, up
-    to `negatives` mined concepts (topped up with random concepts when fewer were mined), one
-    random name of each."""
+    to `negatives` mined concepts, then random concepts up to `negatives + random_negatives`
+    (easy negatives: with hard ones only, the positive is the one candidate that need not look
+    like the anchor, a shortcut random ones contradict), one random name of each."""
     rng = np.random.default_rng([seed, 2, step])
     concept_of = np.searchsorted(graph.offsets, anchors, side="right") - 1
     texts, groups = [], []
@@ -111,7 +112,7 @@ def step_groups(graph: KnowledgeGraph, anchors: np.ndarray, mined: dict[int, np.
         others = [i for i in range(start, end) if i != row]
         pool = mined.get(int(row), np.zeros(0, np.int64))
         chosen = list(rng.choice(pool, size=min(negatives, len(pool)), replace=False))
-        while len(chosen) < negatives:
+        while len(chosen) < negatives + random_negatives:
             extra = int(rng.integers(len(graph.concepts)))
             if extra != concept and extra not in chosen:
                 chosen.append(extra)
@@ -170,6 +171,8 @@ def train_reranker(config: TrainConfig) -> dict:
     check_config(config)
     if config.rerank_negatives < 1 or config.rerank_batch < 1 or config.rerank_pool < 1:
         raise CodemapError("--rerank-negatives, --rerank-batch and --rerank-pool must be ≥ 1")
+    if config.rerank_random_negatives < 0:
+        raise CodemapError("--rerank-random-negatives must be ≥ 0")
     device = torch.device("cuda" if config.device != "cpu" and torch.cuda.is_available() else "cpu")
     torch.manual_seed(config.seed)
     out = Path(config.out)
@@ -193,13 +196,15 @@ def train_reranker(config: TrainConfig) -> dict:
             "base_model_path": str(info.path), "kg": list(config.kg),
             "holdout": list(config.holdout), "data_hash": graph.content_hash,
             "graph": graph.summary(), "max_length": pair_length(config.max_length),
-            "negatives": config.rerank_negatives, "miner": "default", "pool": config.rerank_pool,
+            "negatives": config.rerank_negatives,
+            "random_negatives": config.rerank_random_negatives, "miner": "default", "pool": config.rerank_pool,
             "train_config": config.as_dict()}
     bar = tqdm(total=config.steps, desc="training re-ranker", unit="step", disable=not config.progress)
     clock = window = time.perf_counter()
     losses = []
     for step in range(1, config.steps + 1):
-        groups = step_groups(graph, anchors[step - 1], mined, config.rerank_negatives, config.seed, step)
+        groups = step_groups(graph, anchors[step - 1], mined, config.rerank_negatives, config.seed,
+                             step, config.rerank_random_negatives)
         with autocast():
             loss, accuracy = group_loss(model, tokenizer, groups, meta["max_length"], device)
         (scaler.scale(loss) if scaler else loss).backward()
