@@ -17,6 +17,9 @@ CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_nam
 
 HYBRID_COLUMNS = CANDIDATE_COLUMNS + ["encoder_score", "lexical_score", "explanation"]
 QUERY_CHUNK = 256  # queries scored at once: bounds the dense (queries × names) matrices
+# The pooled path scores a chunk's rows against the union of their pools (~ chunk × pool
+# concepts), so its dense matrices grow with the square of the chunk: smaller chunks are faster.
+POOLED_CHUNK = 32
 
 
 def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarray,
@@ -34,8 +37,9 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     names = vocab.names["name"].to_numpy()
     pooled = getattr(index, "approximate", False) and config.method != "lexical"
     frames = []
-    for start in range(0, len(rows), QUERY_CHUNK):
-        chunk = slice(start, start + QUERY_CHUNK)
+    step = POOLED_CHUNK if pooled else QUERY_CHUNK
+    for start in range(0, len(rows), step):
+        chunk = slice(start, start + step)
         if pooled:
             frames.append(_rank_pooled(index, lexical, layout, attributes, names, queries[chunk],
                                        rows[chunk], start, scorers, config))
