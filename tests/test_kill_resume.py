@@ -13,11 +13,16 @@ from .conftest import EXAMPLES
 # The real CLI in its own process, with small index chunks so a kill lands between chunks.
 CLI = ("import sys, codemap.index as index; index.CHUNK_NAMES = 256; "
        "from codemap.cli import app; sys.argv[0] = 'codemap'; app()")
+# The same, but the final rename of the workbook never comes: the kill then lands while the
+# temporary workbook exists, however slowly a loaded machine runs the test (no time window).
+STALL_WORKBOOK = ("import os, time, types, codemap.files as files; rename = os.replace; "
+                  "files.os = types.SimpleNamespace(**{**vars(os), 'replace': lambda a, b: "
+                  "time.sleep(600) if str(b).endswith('.xlsx') else rename(a, b)}); ")
 
 
-def _start(args, cache):
+def _start(args, cache, prelude=""):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    return subprocess.Popen([sys.executable, "-c", CLI, "map", *args, "--cache-dir", str(cache), "-v"],
+    return subprocess.Popen([sys.executable, "-c", prelude + CLI, "map", *args, "--cache-dir", str(cache), "-v"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -51,8 +56,9 @@ def test_killed_runs_leave_no_output_and_resume(tmp_path, default_encoder):
 
     # 2. Resumes the finished chunks; killed while the review workbook is being written.
     before = {p.name: p.stat().st_mtime_ns for p in chunk_files()}
-    write = _start(args, cache)
-    assert _kill_when(write, lambda: any(tmp_path.glob(f".{output.name}.*.part"))), write.communicate()
+    write = _start(args, cache, prelude=STALL_WORKBOOK)
+    assert _kill_when(write, lambda: any(tmp_path.glob(f".{output.name}.*.part")), timeout=600), \
+        write.communicate()
     _, err = write.communicate()
     assert f"resuming index build of LOINC: {len(before)} of" in err
     assert not output.exists()
