@@ -165,6 +165,27 @@ def map_command(
                                help="IVF lists searched per row (more: slower, closer to exact)."),
     fp16_index: bool = typer.Option(IndexConfig.float16, "--fp16-index",
                                     help="Keep the name index's vectors as float16 (half the memory)."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration",
+                                               help="Confidence calibration from `codemap "
+                                                    "calibrate` [default: the shipped one for "
+                                                    "the model and target domain, if any]."),
+    auto_accept: Optional[float] = typer.Option(None, "--auto-accept", min=0.5, max=1.0,
+                                                help="Pre-approve top candidates whose confidence "
+                                                     "reaches this top-1 precision on the dev "
+                                                     "calibration (still reviewable)."),
+    no_match_below: Optional[float] = typer.Option(None, "--no-match-below", min=0.0, max=1.0,
+                                                   help="Suggest no_match when the top confidence "
+                                                        "is below this [default: the calibration's]."),
+    broader_below: float = typer.Option(MapConfig.broader_below, "--broader-below", min=0.0,
+                                        max=1.0, help="Propose the nearest broader concept "
+                                                      "(is-a hierarchy) when the top confidence "
+                                                      "is below this; 0 turns it off."),
+    llm_url: Optional[str] = typer.Option(None, "--llm-url",
+                                          help="OpenAI-compatible endpoint of a local LLM (e.g. "
+                                               "http://localhost:8080/v1) asked to pick among the "
+                                               "top candidates of uncertain rows; logged to "
+                                               "OUTPUT.llm.jsonl. Off by default."),
+    llm_model: str = typer.Option("local", "--llm-model", help="Model name sent to --llm-url."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
     engine: Engine = EngineOption,
@@ -185,6 +206,7 @@ def map_command(
     (or, on an imported release: --target LOINC --filter class=CHEM --lang de;
     on a cluster: codemap map sites/*.csv -t LOINC --engine ray --ray-address auto -o mapped/)
     """
+    from .llm_select import LLMConfig
     from .pipeline import map_to_file
     from .summary import print_map_summary
     from .writers import check_output, default_output
@@ -216,6 +238,10 @@ def map_command(
         store_dir=store,
         source_lang=source_lang,
         index=IndexConfig(approximate_above=approximate_above, nprobe=nprobe, float16=fp16_index),
+        calibration=calibration, auto_accept=auto_accept, no_match_below=no_match_below,
+        broader_below=broader_below,
+        llm=None if llm_url is None else LLMConfig(
+            url=llm_url, model=llm_model, log=output.with_name(f"{output.stem}.llm.jsonl")),
     )
     if engine is Engine.ray:
         from .config import RayConfig
@@ -273,6 +299,52 @@ def eval_command(
                         vocab_filter=VocabFilter.from_options(filters, standard_only, lang),
                         store_dir=store)
     print_eval_table(evaluate_gold(config))
+
+
+@app.command("calibrate")
+@user_errors
+def calibrate_command(
+    gold: Path = typer.Argument(..., help="Dev gold pairs: a table with query text and gold code."),
+    target: str = TargetOption,
+    gold_col: str = typer.Option(..., "--gold-col", help="Column holding the right target code."),
+    output: Path = typer.Option(..., "--output", "-o", help="Calibration JSON to write (pass it "
+                                                            "to `codemap map --calibration`)."),
+    text_col: Optional[List[str]] = TextColOption,
+    model: str = ModelOption,
+    missing_share: float = typer.Option(0.3, "--missing-share", min=0.0, max=0.9,
+                                        help="Share of queries whose gold concepts are removed "
+                                             "from the dictionary (terms with no right target)."),
+    folds: int = typer.Option(2, "--folds", min=2, max=10, help="Cross-fitting folds."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the missing share and the folds."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Reliability diagram and "
+                                                             "precision-coverage curve (PNG)."),
+    batch_size: int = BatchOption,
+    device: str = DeviceOption,
+    cache_dir: Optional[Path] = CacheOption,
+    filters: Optional[List[str]] = FilterOption,
+    standard_only: bool = StandardOnlyOption,
+    lang: Optional[List[str]] = LangOption,
+    store: Optional[Path] = StoreOption,
+) -> None:
+    """Fit the confidence calibrator on dev gold pairs and report it cross-fitted: ECE,
+    AUROC of the top candidate, top-1 share pre-approvable at each precision.
+
+    Example: codemap calibrate tests/data/mimic_labs_gold.tsv --target LOINC --gold-col loinc_code -o calib.json
+    """
+    from .calibrate import CalibrateConfig, calibrate
+    from .summary import print_calibration
+
+    _setup_logging(False, True)
+    config = EvalConfig(gold=gold, target=target, gold_col=gold_col,
+                        text_cols=tuple(text_col or ()),
+                        encoder=EncoderConfig(model=model, batch_size=batch_size, device=device),
+                        cache_dir=cache_dir or default_cache_dir(), progress=sys.stderr.isatty(),
+                        vocab_filter=VocabFilter.from_options(filters, standard_only, lang),
+                        store_dir=store)
+    calibrator, report = calibrate(CalibrateConfig(gold=config, output=output, plot=plot,
+                                                   missing_share=missing_share, folds=folds,
+                                                   seed=seed))
+    print_calibration(calibrator, report, output)
 
 
 @app.command("train", context_settings={"allow_extra_args": True,
@@ -354,7 +426,7 @@ def bench_command(
                                       export=export))
     typer.echo(f"{run['terms']:,} terms (top-1 agreement: {run['queries']:,} queries vs "
                f"{run['corpus']:,} names), batch {run['batch_size']}, model {run['model']}")
-    typer.echo(f"| method | terms/s | vs (a) | vs (b) | peak RSS added (MB) | top-1 agreement with (a) |")
+    typer.echo("| method | terms/s | vs (a) | vs (b) | peak RSS added (MB) | top-1 agreement with (a) |")
     typer.echo("|---|---|---|---|---|---|")
     for r in rows:
         typer.echo(f"| {r.method} | {r.terms_per_s:,.0f} | {r.vs_reference:.2f}x | "

@@ -140,6 +140,12 @@ class MapConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
+    calibration: Path | None = None  # confidence calibration JSON; the shipped one when None
+    auto_accept: float | None = None  # pre-approve top candidates reaching this dev precision
+    no_match_below: float | None = None  # suggest no_match under this top confidence; the
+    # calibration's own threshold when None
+    broader_below: float = 0.5  # propose a broader concept (uphill) under this top confidence
+    llm: object | None = None  # codemap.llm_select.LLMConfig: a local LLM selector, off when None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ import numpy as np
 from .config import IndexConfig
 from .encoder import Encoder
 from .files import atomic_path, sha256_file, sha256_text
-from .models import ModelInfo
 from .vocab import Vocabulary
 
 log = logging.getLogger(__name__)

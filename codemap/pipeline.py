@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +18,7 @@ import pandas as pd
 
 from . import __version__
 from .abbreviations import expand_abbreviations, with_expanded_short_names
+from .confidence import calibration_fingerprint, choose_calibrator, ranking_key, target_domain
 from .config import EvalConfig, MapConfig, RankConfig, ReadOptions
 from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .encoder import Encoder
@@ -27,11 +29,14 @@ from .labs import add_loinc_axes, lab_scorers
 from .language import LanguageGuess, names_language, source_language
 from .lexical import load_or_build_lexical
 from .files import sha256_text
+from .hierarchy import BROADER_NOTE, propose_broader
 from .memory import MEMORY_COLUMN
 from .rank import for_languages, rank_hybrid
 from .readers import SourceTable, iter_code_list, read_code_list
+from .triage import suggest, tally
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
-from .writers import EXCEL_MAX_ROWS, BlockParts, check_output, write_candidate_parts
+from .parts import PartsFolder, part_name
+from .writers import EXCEL_MAX_ROWS, check_output, write_candidate_parts
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +54,7 @@ class MapResult:
     run: dict = field(default_factory=dict)  # resolved settings and counts, for the run sheet
     timings: dict = field(default_factory=dict)
     language: LanguageGuess | None = None  # of the source texts, detected or given
+    tiers: dict = field(default_factory=dict)  # sources per review suggestion (codemap.triage)
 
 
 @dataclass
@@ -70,6 +76,8 @@ class Mapper:
     rank: RankConfig  # config.rank with the fusion weight for this pair of languages
     target_lang: str = ""
     timings: dict = field(default_factory=dict)
+    calibrator: object | None = None  # codemap.confidence.Calibrator for this model and ranking
+    decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
 
     @classmethod
     def load(cls, config: MapConfig) -> "Mapper":
@@ -87,7 +95,6 @@ class Mapper:
         t_model = time.perf_counter()
         index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress,
                                     index_config=config.index)
-        t_index = time.perf_counter()
         with_axes(vocab)
         lexical = (load_or_build_lexical(vocab, config.cache_dir)
                    if config.rank.method != "encoder" else None)
@@ -96,8 +103,12 @@ class Mapper:
         target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist())
         rank = for_languages(config.rank, config.source_lang or "", target_lang,
                              encoder.info.multilingual())
-        return cls(config, vocab, encoder, index, lexical, evidence_scorers(vocab, rank), rank,
-                   target_lang, timings)
+        scorers = evidence_scorers(vocab, rank)
+        calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
+                                                    target_domain(vocab), ranking_key(rank, scorers))
+        decisions = {"confidence": calibration, **decision_support(calibrator, config)}
+        return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
+                   calibrator, decisions)
 
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
@@ -107,11 +118,24 @@ class Mapper:
         rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
         found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
                             self.rank)
+        if self.calibrator is not None:
+            found.insert(found.columns.get_loc("score") + 1, "confidence",
+                         self.calibrator.predict(found).round(4))
         candidates = _join_source(source, source.texts, found)
         if self.config.memory is not None:
             from .memory import prefill
 
             candidates, _ = prefill(candidates, self.vocab, self.config.memory)
+        # Confidence, uphill proposals and suggestions need only each row's own candidates, so
+        # they are made here, per block, and kept in the block parts.
+        if self.calibrator is not None:
+            candidates = propose_broader(candidates, self.vocab, self.config.broader_below)
+            candidates = suggest(candidates, self.decisions["no_match_below"],
+                                 self.decisions["_threshold"], self.config.auto_accept)
+        if self.config.llm is not None:
+            from .llm_select import select_with_llm
+
+            candidates = select_with_llm(candidates, self.config.llm)
         return candidates
 
     def for_source_lang(self, lang: str | None) -> "Mapper":
@@ -146,11 +170,13 @@ class Mapper:
             "target_language": self.target_lang or "unknown",
             "index_cache": "hit" if self.index.cache_hit else "built",
             "index_folder": str(self.index.folder),
+            **{k: v for k, v in self.decisions.items() if not k.startswith("_")},
         }
 
 
 def map_codes(config: MapConfig) -> MapResult:
-    """Map every row of `config.source` onto `config.target`; see MapResult.
+    """Map every row of `config.source` onto `config.target` in one block; see MapResult.
+    (`map_to_file` maps a list of any length block by block and writes it.)
 
     Raises CodemapError for unreadable input, unknown targets or models.
     """
@@ -169,9 +195,9 @@ def map_codes(config: MapConfig) -> MapResult:
                "index": t_loaded - t_read - mapper.timings["load_model"],
                "map": t_rank - t_loaded, "total": t_rank - clock}
     run = _run_sheet(config, source, mapper, language, len(texts), sum(1 for t in texts if not t))
-    if config.memory is not None:
-        run.update(memory=str(config.memory), memory_sources=_remembered(candidates))
-    return MapResult(candidates, source, mapper.vocab, mapper.encoder.info.id, run, timings, language)
+    run.update(_counts_for_run(config, _block_counts(candidates)))
+    return MapResult(candidates, source, mapper.vocab, mapper.encoder.info.id, run, timings, language,
+                     dict(tally(candidates)))
 
 
 BLOCK_ROWS = 50_000  # source rows mapped and kept per block by map_to_file
@@ -181,7 +207,7 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
     """Map `config.source` block by block and write the candidates to `output` (.xlsx, .csv,
     .tsv or .parquet), holding one block at a time.
 
-    Each finished block is kept (writers.BlockParts) until the output is written, so a run that is
+    Each finished block is kept (parts.PartsFolder.beside) until the output is written, so a run that is
     killed resumes after its finished blocks. The returned MapResult's `candidates` holds only the
     rank-1 rows' source_row, rank and score (for the summary), `source` the first block. A .xlsx
     output that would pass a sheet's row limit fails as soon as the limit is passed.
@@ -198,30 +224,33 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
         config = replace(config, source_lang=language.lang)
     mapper = Mapper.load(config)
     t_loaded = time.perf_counter()
-    parts = BlockParts.open(output, _run_key(config, mapper, block_rows))
-    if parts.done:
-        log.info("resuming %s: %d blocks already mapped", output, len(parts.done))
-    rows_read = rows_empty = remembered = written = 0
-    top = []
-    summary_columns = ["source_row", "rank", "score"] + ([MEMORY_COLUMN] if config.memory else [])
-    for number, block in enumerate(itertools.chain([first], blocks)):
+    parts = PartsFolder.beside(output, _run_key(config, mapper, block_rows))
+    if parts.parts:
+        log.info("resuming %s: %d blocks already mapped", output, len(parts.parts))
+    if not parts.parts and config.llm is not None:
+        config.llm.log.unlink(missing_ok=True)  # a fresh run's log; a resumed one appends
+    rows_read = rows_empty = written = 0
+    top, tiers, counts = [], Counter(), Counter()
+    summary_columns = _summary_columns(config, mapper)
+    for block in itertools.chain([first], blocks):
         texts = block.texts
         rows_read, rows_empty = rows_read + len(texts), rows_empty + texts.count("")
-        if not parts.finished(number):
-            parts.save(number, mapper.map_block(block))
-        written += parts.done[number]["rows"]
+        name = part_name(0, config.source, block.first_row)
+        if not parts.finished(name):
+            parts.add(name, mapper.map_block(block), {"rows": len(texts)})
+        written += parts.parts[name]["candidates"]
         if output.suffix.lower() == ".xlsx" and written + 1 > EXCEL_MAX_ROWS:
             raise CodemapError(f"{output}: more than {EXCEL_MAX_ROWS:,} candidate rows do not fit "
                                f"one sheet of the review workbook; write {output.stem}.csv or "
                                f"{output.stem}.parquet instead (the blocks mapped so far are kept)")
-        kept = parts.read(number, summary_columns)
+        # The whole-list figures are added up part by part, so memory stays one block's.
+        kept = parts.read(name, summary_columns)
         top.append(kept[kept["rank"] == 1][["source_row", "rank", "score"]])
-        if config.memory is not None:
-            remembered += _remembered(kept)
+        tiers.update(tally(kept))
+        counts.update(_block_counts(kept))
     t_mapped = time.perf_counter()
     run = _run_sheet(config, first, mapper, language, rows_read, rows_empty)
-    if config.memory is not None:
-        run.update(memory=str(config.memory), memory_sources=remembered)
+    run.update(_counts_for_run(config, counts))
     run["block_rows"] = block_rows
     write_candidate_parts(parts, output, run)
     parts.remove()
@@ -230,24 +259,58 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
                "index": t_loaded - t_read - mapper.timings["load_model"],
                "map": t_mapped - t_loaded, "total": t_mapped - clock, "write": done - t_mapped}
     return MapResult(pd.concat(top, ignore_index=True), first, mapper.vocab,
-                     mapper.encoder.info.id, run, timings, language)
+                     mapper.encoder.info.id, run, timings, language, dict(tiers))
 
 
 def _run_key(config: MapConfig, mapper: Mapper, block_rows: int) -> str:
-    """What a streamed run's blocks depend on: the source file, every setting, the model and the
-    vocabulary (the index folder is named by both), the mapping memory's state."""
+    """What a streamed run's blocks depend on: the source file, every setting (calibration,
+    --auto-accept, --broader-below… included), the model and the vocabulary (the index folder is
+    named by both), the calibration's content, the mapping memory's state."""
     source = Path(config.source).resolve()
     stat = source.stat()
     memory = (Path(config.memory).stat().st_mtime_ns
               if config.memory is not None and Path(config.memory).exists() else None)
     return sha256_text(__version__, str(source), str(stat.st_size), str(stat.st_mtime_ns),
                        repr(replace(config, progress=False)), mapper.index.folder.name,
-                       str(memory), str(block_rows))
+                       calibration_fingerprint(config.calibration), str(memory), str(block_rows))
 
 
-def _remembered(candidates: pd.DataFrame) -> int:
-    """Source rows with at least one candidate from the mapping memory."""
-    return int((candidates[MEMORY_COLUMN] != "").groupby(candidates["source_row"]).any().sum())
+def _summary_columns(config: MapConfig, mapper: Mapper) -> list[str]:
+    """The columns of a part that the summary and the run sheet's counts read."""
+    columns = ["source_row", "rank", "score"]
+    if config.memory is not None:
+        columns.append(MEMORY_COLUMN)
+    if mapper.calibrator is not None:
+        columns += ["suggestion", "explanation"]
+    if config.llm is not None:
+        columns.append("llm")
+    return columns
+
+
+def _block_counts(candidates: pd.DataFrame) -> Counter:
+    """Sources of one block remembered, proposed a broader concept, answered by the LLM."""
+    marked = {}
+    if MEMORY_COLUMN in candidates:
+        marked["memory_sources"] = candidates[MEMORY_COLUMN] != ""
+    if "suggestion" in candidates:  # decision support ran, so uphill proposals were looked for
+        marked["broader_proposals"] = candidates["explanation"].fillna("").str.startswith(BROADER_NOTE)
+    if "llm" in candidates:
+        marked["llm_answered"] = candidates["llm"] != ""
+    return Counter({name: int(rows.groupby(candidates["source_row"]).any().sum())
+                    for name, rows in marked.items()})
+
+
+def _counts_for_run(config: MapConfig, counts: Counter) -> dict:
+    """The run sheet's counts from the blocks' `_block_counts`."""
+    run = {}
+    if config.memory is not None:
+        run.update(memory=str(config.memory), memory_sources=counts["memory_sources"])
+    if "broader_proposals" in counts:
+        run["broader_proposals"] = counts["broader_proposals"]
+    if config.llm is not None:
+        run["llm"] = (f"{config.llm.url} ({config.llm.model}): {counts['llm_answered']} sources "
+                      f"answered, log {config.llm.log}")
+    return run
 
 
 def _run_sheet(config: MapConfig, source: SourceTable, mapper: Mapper, language: LanguageGuess,
@@ -269,12 +332,79 @@ def _run_sheet(config: MapConfig, source: SourceTable, mapper: Mapper, language:
     }
 
 
+def decision_support(calibrator, config: MapConfig) -> dict:
+    """The no-match, broader and auto-accept thresholds of a run, for triage and the run sheet.
+
+    Raises CodemapError when --auto-accept is asked for without a calibration to read it from.
+    """
+    if calibrator is None:
+        if config.auto_accept is not None:
+            raise CodemapError("--auto-accept needs a confidence calibration, and there is none "
+                               "for this model and target: fit one with `codemap calibrate` and "
+                               "pass --calibration")
+        return {}
+    below = calibrator.no_match_below if config.no_match_below is None else config.no_match_below
+    out = {"no_match_below": below, "broader_below": config.broader_below, "_threshold": None}
+    if config.auto_accept is not None:
+        threshold = calibrator.threshold_for(config.auto_accept)
+        out["_threshold"] = threshold
+        out["auto_accept"] = (f"top-1 precision {config.auto_accept:g} on the dev calibration: "
+                              + (f"confidence ≥ {threshold:.4f}" if threshold is not None else
+                                 "not reached at any threshold, nothing pre-approved"))
+    return out
+
+
 def evaluate_gold(config: EvalConfig) -> dict:
     """Rank the gold file's queries and score them against its gold codes.
 
     Returns {"scores": {method: Scores}, "ranks": {method: [gold rank or None per scored pair]},
     "n_pairs", "n_in_target", "target", "model", "backend", …}. Pairs whose gold code is not in
     the target are counted but not scored (no method could find them).
+    """
+    g = gold_queries(config)
+    scores, ranks = {}, {}
+    drugs = is_drug_vocabulary(g.vocab)
+    for method, rank in eval_methods(g.base, drugs=drugs).items():
+        ranks[method] = gold_ranks(g.rank(rank), g.gold)
+        scores[method] = score_ranks(ranks[method])
+    return {"scores": scores, "ranks": ranks, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
+            "target": f"{g.vocab.id} {g.vocab.version}", "model": g.encoder.info.id,
+            "encoder_weight": g.base.encoder_weight, "source_language": g.language.describe(),
+            "backend": f"{g.encoder.variant} on {g.encoder.provider}",
+            "default_method": DEFAULT_METHOD[drugs]}
+
+
+@dataclass
+class GoldQueries:
+    """A gold file's queries whose gold code is in the target, ready to rank (`eval`, `calibrate`)."""
+
+    config: EvalConfig
+    vocab: Vocabulary
+    encoder: Encoder
+    rows: list[dict]  # each query's fields (text, unit, specimen, other columns)
+    gold: list[set[str]]  # each query's right codes
+    n_pairs: int  # rows in the gold file, in the target or not
+    base: RankConfig  # config.rank with the fusion weight for this pair of languages
+    language: LanguageGuess
+    prepared: dict = field(default_factory=dict)  # expand_abbreviations → _prepare_eval's tuple
+
+    @property
+    def model(self) -> str:
+        return self.encoder.info.id
+
+    def rank(self, rank: RankConfig) -> pd.DataFrame:
+        """rank_hybrid's candidate frame for these queries under one ranking configuration."""
+        if rank.expand_abbreviations not in self.prepared:
+            self.prepared[rank.expand_abbreviations] = _prepare_eval(
+                self.vocab, self.encoder, self.rows, rank, self.config)
+        used, index, lexical, queries, rows = self.prepared[rank.expand_abbreviations]
+        return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank)
+
+
+def gold_queries(config: EvalConfig) -> GoldQueries:
+    """Read the gold file, load target and encoder: the queries whose gold is in the target.
+
+    Raises CodemapError when the gold column is missing or the file/target cannot be read.
     """
     source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
     if config.gold_col not in source.frame.columns:
@@ -286,7 +416,6 @@ def evaluate_gold(config: EvalConfig) -> dict:
             for value in source.frame[config.gold_col]]
     names, query_texts = source.texts, source.query_texts
     keep = [i for i, codes in enumerate(gold) if codes & known and names[i]]
-    gold = [gold[i] for i in keep]
     encoder = Encoder.load(config.encoder, config.cache_dir)
     fields = row_fields(source)
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
@@ -294,22 +423,8 @@ def evaluate_gold(config: EvalConfig) -> dict:
     base = for_languages(config.rank, language.lang if language.method != "uncertain" else "",
                          names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist()),
                          encoder.info.multilingual())
-    prepared = {}  # expand_abbreviations → (vocabulary, index, lexical, queries, rows)
-    scores, ranks = {}, {}
-    drugs = is_drug_vocabulary(vocab)
-    for method, rank in eval_methods(base, drugs=drugs).items():
-        if rank.expand_abbreviations not in prepared:
-            prepared[rank.expand_abbreviations] = _prepare_eval(vocab, encoder, rows, rank, config)
-        used, index, lexical, queries, ranked_rows = prepared[rank.expand_abbreviations]
-        found = rank_hybrid(index, lexical, used, queries, ranked_rows, evidence_scorers(used, rank),
-                            rank)
-        ranks[method] = gold_ranks(found, gold)
-        scores[method] = score_ranks(ranks[method])
-    return {"scores": scores, "ranks": ranks, "n_pairs": len(source.frame), "n_in_target": len(keep),
-            "target": f"{vocab.id} {vocab.version}", "model": encoder.info.id,
-            "encoder_weight": base.encoder_weight, "source_language": language.describe(),
-            "backend": f"{encoder.variant} on {encoder.provider}",
-            "default_method": DEFAULT_METHOD[drugs]}
+    return GoldQueries(config, vocab, encoder, rows, [gold[i] for i in keep], len(source.frame),
+                       base, language)
 
 
 def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: RankConfig,

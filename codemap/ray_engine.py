@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .confidence import calibration_fingerprint
 from .config import EncoderConfig, MapConfig, RayConfig
 from .errors import CodemapError
 from .files import atomic_path, sha256_file, sha256_text
@@ -241,7 +242,12 @@ def _run_settings(config: MapConfig, sources: list[Path], ray_config: RayConfig)
             "target": config.target, "vocab_filter": config.vocab_filter.describe(),
             "store": str(config.store_dir or ""), "model": info.fingerprint(),
             "read": asdict(config.read), "rank": asdict(config.rank),
-            "memory": str(config.memory or ""), "batch_rows": ray_config.batch_rows}
+            "memory": str(config.memory or ""), "batch_rows": ray_config.batch_rows,
+            # decision support: the parts hold confidence, suggestions and pre-approvals
+            "calibration": calibration_fingerprint(config.calibration),
+            "auto_accept": config.auto_accept, "no_match_below": config.no_match_below,
+            "broader_below": config.broader_below,
+            "llm": None if config.llm is None else [config.llm.url, config.llm.model]}
 
 
 def _run_sheet(described: dict, sources: list[Path], ray_config: RayConfig) -> dict:

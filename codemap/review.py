@@ -18,6 +18,7 @@ from .config import ApplyConfig
 from .errors import CodemapError
 from .files import atomic_path
 from .readers import read_table
+from .triage import AUTO_ACCEPT_BY
 from .vocab import Vocabulary, load_target
 from .writers import DECISIONS, EQUIVALENCES, write_mappings
 
@@ -119,9 +120,10 @@ def resolve_reviews(frame: pd.DataFrame, vocab: Vocabulary, approve_above: float
     _fill_added_rows(reviews)
     _mark_proposed(reviews, vocab)
     # An approval `--approve-above` made in an earlier round comes back through the memory with
-    # its reviewer mark; it stays automatic until a person puts their own name there.
+    # its reviewer mark, and `map --auto-accept` pre-approves with one; either stays automatic
+    # until a person puts their own name there.
     reviews["automatic"] = ((reviews["decision"] == "approved")
-                            & reviews["reviewer"].str.startswith(AUTOMATIC_BY))
+                            & reviews["reviewer"].str.startswith((AUTOMATIC_BY, AUTO_ACCEPT_BY)))
     if approve_above is not None:
         _approve_above(reviews, approve_above)
     approved = reviews[reviews["decision"] == "approved"]
@@ -187,6 +189,8 @@ def approved_mappings(reviews: pd.DataFrame, vocab: Vocabulary) -> pd.DataFrame:
     keep = [c for c in ("concept_id", "vocabulary_id", "domain_id", "invalid_reason") if c in attributes]
     out = approved.join(attributes[keep], on="target_code")
     out["score"] = pd.to_numeric(out["score"], errors="coerce")
+    if "confidence" in out:
+        out["confidence"] = pd.to_numeric(out["confidence"], errors="coerce")
     return out.reset_index(drop=True)
 
 

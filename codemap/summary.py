@@ -28,6 +28,17 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
     if len(top):
         bands = ", ".join(f"≥{b:.1f}: {np.mean(top >= b):.0%}" for b in SCORE_BANDS)
         console.print(f"top-1 score median {np.median(top):.3f}; {bands}")
+    if result.tiers:
+        from .triage import NO_CANDIDATES, SUGGESTIONS
+
+        names = [*SUGGESTIONS, NO_CANDIDATES] if NO_CANDIDATES in result.tiers else SUGGESTIONS
+        tiers = ", ".join(f"{name} {result.tiers.get(name, 0):,}" for name in names)
+        console.print(f"review tiers (sources): {tiers}")
+        if run.get("broader_proposals"):
+            console.print(f"broader (uphill) proposals: {run['broader_proposals']:,} sources")
+    console.print(f"confidence: {run.get('confidence', 'none')}")
+    if run.get("auto_accept"):
+        console.print(f"auto-accept: {run['auto_accept']}")
     total = result.timings["total"] + result.timings.get("write", 0.0)
     console.print(f"time {total:.1f}s (model {result.timings['load_model']:.1f}s, "
                   f"index {result.timings['index']:.1f}s, mapping {result.timings['map']:.1f}s, "
@@ -53,6 +64,24 @@ def print_eval_table(report: dict, console: Console | None = None) -> None:
         table.add_row(method, str(row["n"]), f"{row['acc@1']:.3f}", f"{row['acc@5']:.3f}",
                       f"{row['acc@10']:.3f}", f"{row['mrr']:.3f}")
     console.print(table)
+
+
+def print_calibration(calibrator, report: dict, output: Path, console: Console | None = None) -> None:
+    """The cross-fitted figures of a fitted calibrator."""
+    console = console or Console(highlight=False)
+    console.print(f"{report['queries']} dev queries ({report['missing_queries']} without their gold "
+                  f"concept), {report['candidates']} candidates; top-1 correct "
+                  f"{report['top1_accuracy']:.3f}; model {calibrator.model}, {calibrator.domain} "
+                  f"target, ranking {calibrator.ranking}")
+    console.print(f"cross-fitted ECE {report['ece_all']:.4f} (all candidates), "
+                  f"{report['ece_top1']:.4f} (top-1); AUROC of top-1 confidence "
+                  f"{report['auroc_top1']}")
+    table = Table("precision asked", "pre-approved share", "precision reached", "approved")
+    for asked, got in report["preapproval"].items():
+        reached = "-" if got["precision"] is None else f"{got['precision']:.3f}"
+        table.add_row(asked, f"{got['share']:.3f}", reached, f"{got['approved']} / {got['queries']}")
+    console.print(table)
+    console.print(f"wrote {output}")
 
 
 def _needs_multilingual(result) -> bool:

@@ -1,7 +1,7 @@
 """Write candidates: the xlsx review workbook, or CSV/TSV/Parquet for pipelines. Always atomically.
 
 A long list is mapped block by block: each finished block is kept as a Parquet part beside the
-output (BlockParts), and write_candidate_parts streams the parts into the output, so neither the
+output (parts.PartsFolder), and write_candidate_parts streams the parts into the output, so neither the
 mapping nor the writing holds the whole list (except the review workbook, at most 1,048,576 rows).
 
 Spreadsheet safety: a cell whose text starts with = + - @ (or a tab or carriage return) would run
@@ -11,18 +11,20 @@ Parquet keeps values as they are: it is read by data tools, not opened as a spre
 """
 from __future__ import annotations
 
-import json
 import math
 import numbers
-import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .errors import CodemapError
-from .files import atomic_path, remove_stale_temps, sha256_file
+from .files import atomic_path, remove_stale_temps
+from .triage import review_order
+
+if TYPE_CHECKING:
+    from .parts import PartsFolder
 
 # Review states as Usagi names them; equivalence of the target to the source, as in Usagi/FHIR.
 DECISIONS = ["approved", "flagged", "rejected", "ignored", "unchecked"]
@@ -55,7 +57,7 @@ def write_candidates(frame: pd.DataFrame, path: str | Path, run: dict) -> Path:
     return _write_frames(iter([frame]), check_output(path), run)
 
 
-def write_candidate_parts(parts: "BlockParts", path: str | Path, run: dict) -> Path:
+def write_candidate_parts(parts: "PartsFolder", path: str | Path, run: dict) -> Path:
     """Write a streamed run's finished blocks, in order, to one output file (atomically).
 
     CSV/TSV/Parquet are written part by part; the review workbook is built from all parts at once.
@@ -68,8 +70,8 @@ def _write_frames(frames: Iterator[pd.DataFrame], path: Path, run: dict) -> Path
     suffix = path.suffix.lower()
     remove_stale_temps(path)
     with atomic_path(path) as tmp:
-        if suffix == ".xlsx":
-            write_review_workbook(pd.concat(list(frames), ignore_index=True), tmp, run)
+        if suffix == ".xlsx":  # holds every row anyway: opens sorted by need of review
+            write_review_workbook(review_order(pd.concat(list(frames), ignore_index=True)), tmp, run)
         elif suffix == ".parquet":
             _write_parquet(frames, tmp)
         else:
@@ -100,78 +102,6 @@ def _write_parquet(frames: Iterator[pd.DataFrame], path: Path) -> None:
     finally:
         if writer is not None:
             writer.close()
-
-
-PARTS_FORMAT = 1
-
-
-@dataclass
-class BlockParts:
-    """A streamed run's finished blocks, kept until its output is written: a run that is killed
-    resumes after them.
-
-    They live in a hidden folder beside the output (`.STEM.parts/`, one for every suffix of the
-    output, so a list too long for .xlsx can be rerun as .csv without mapping it again): one
-    Parquet file per block and a manifest with each block's row count and sha256, and the run's
-    key (source, settings, model, vocabulary). A part that is missing or does not match its
-    checksum is mapped again; a different key starts afresh.
-    """
-
-    folder: Path
-    key: str
-    done: dict = field(default_factory=dict)  # block number → {"rows", "sha256"}
-
-    @classmethod
-    def open(cls, output: str | Path, key: str) -> "BlockParts":
-        output = Path(output)
-        folder = output.with_name(f".{output.stem}.parts")
-        manifest = _read_json(folder / "manifest.json")
-        if manifest.get("format") != PARTS_FORMAT or manifest.get("key") != key:
-            shutil.rmtree(folder, ignore_errors=True)
-            manifest = {}
-        parts = cls(folder, key)
-        for number, entry in manifest.get("parts", {}).items():
-            path = parts.path(int(number))
-            if path.exists() and sha256_file(path) == entry.get("sha256"):
-                parts.done[int(number)] = entry
-        folder.mkdir(parents=True, exist_ok=True)
-        remove_stale_temps(folder)
-        return parts
-
-    def path(self, number: int) -> Path:
-        return self.folder / f"{number:06d}.parquet"
-
-    def finished(self, number: int) -> bool:
-        return number in self.done
-
-    def save(self, number: int, frame: pd.DataFrame) -> None:
-        """Keep block `number`'s candidates (atomically; listed in the manifest once on disk)."""
-        with atomic_path(self.path(number)) as tmp:
-            frame.to_parquet(tmp, index=False)
-        self.done[number] = {"rows": len(frame), "sha256": sha256_file(self.path(number))}
-        manifest = {"format": PARTS_FORMAT, "key": self.key,
-                    "parts": {str(n): e for n, e in sorted(self.done.items())}}
-        with atomic_path(self.folder / "manifest.json") as tmp:
-            tmp.write_text(json.dumps(manifest), encoding="utf-8")
-
-    def read(self, number: int, columns: list[str] | None = None) -> pd.DataFrame:
-        return pd.read_parquet(self.path(number), columns=columns)
-
-    def frames(self) -> Iterator[pd.DataFrame]:
-        """The finished blocks in order, one at a time."""
-        for number in sorted(self.done):
-            yield self.read(number)
-
-    def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def escape_formula(value):
@@ -213,7 +143,7 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
         if r > 1 and source_rows[r - 1] != source_rows[r - 2]:
             group ^= 1
         for c, value in enumerate(values):
-            _write_cell(sheet, r, c, value, score_fmt[group] if columns[c] == "score" else band[group])
+            _write_cell(sheet, r, c, value, score_fmt[group] if columns[c] in ("score", "confidence") else band[group])
         rank = ranks[r - 1]
         if rank is not None and not pd.isna(rank) and int(rank) > 1:
             sheet.set_row(r, None, None, {"level": 1})
@@ -231,6 +161,12 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
                 "type": "3_color_scale", "min_type": "num", "min_value": 0.3, "min_color": "#F8696B",
                 "mid_type": "num", "mid_value": 0.6, "mid_color": "#FFEB84",
                 "max_type": "num", "max_value": 0.9, "max_color": "#63BE7B"})
+        if "confidence" in columns:  # a probability: red below 0.2, green from 0.8
+            col = columns.index("confidence")
+            sheet.conditional_format(1, col, last, col, {
+                "type": "3_color_scale", "min_type": "num", "min_value": 0.2, "min_color": "#F8696B",
+                "mid_type": "num", "mid_value": 0.5, "mid_color": "#FFEB84",
+                "max_type": "num", "max_value": 0.8, "max_color": "#63BE7B"})
         for name, choices in (("decision", DECISIONS), ("equivalence", EQUIVALENCES)):
             col = columns.index(name)
             sheet.data_validation(1, col, last, col, {
@@ -281,7 +217,8 @@ SSSOM_COLUMNS = ["subject_id", "subject_label", "predicate_id", "object_id", "ob
                  "mapping_date", "comment"]
 CSV_MAPPING_COLUMNS = ["source_row", "source_code", "source_text", "target_code", "target_name",
                        "score", "rank", "equivalence", "reviewer", "comment", "automatic",
-                       "proposed"]
+                       "proposed", "confidence"]
+NO_TERM_FOUND = "sssom:NoTermFound"  # SSSOM's object for a subject with no match in the target
 SSSOM_PREDICATES = {"equal": "skos:exactMatch", "wider": "skos:broadMatch",
                     "narrower": "skos:narrowMatch", "inexact": "skos:closeMatch", "": "skos:closeMatch"}
 USAGI_EQUIVALENCE = {"equal": "EQUAL", "wider": "WIDER", "narrower": "NARROWER",
@@ -313,7 +250,7 @@ def write_mappings(mappings: pd.DataFrame, reviews: pd.DataFrame, config, vocab,
         elif fmt == "usagi":
             _usagi_table(mappings, reviews).to_csv(tmp, index=False)
         elif fmt == "sssom":
-            _write_sssom(mappings, config, vocab, run, tmp)
+            _write_sssom(mappings, config, vocab, run, tmp, no_match_sources(mappings, reviews))
         else:
             out = mappings.reindex(columns=CSV_MAPPING_COLUMNS)
             out.apply(lambda col: col.map(escape_formula)).to_csv(tmp, index=False)
@@ -387,7 +324,18 @@ def _group_state(decisions: pd.Series) -> str:
     return "unchecked"
 
 
-def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path) -> None:
+def no_match_sources(mappings: pd.DataFrame, reviews: pd.DataFrame) -> pd.DataFrame:
+    """One row per source that `codemap map` suggested no_match for and nobody approved a target
+    for: SSSOM lists them against sssom:NoTermFound, OMOP (--unmapped-as-zero) as concept 0."""
+    if "suggestion" not in reviews.columns:
+        return reviews.iloc[0:0]
+    rest = reviews[(reviews["suggestion"] == "no_match") & ~reviews["source_key"].isin(
+        set(mappings["source_key"])) & (reviews["decision"] != "ignored")]
+    return rest.sort_values(["source_key", "rank"]).drop_duplicates("source_key")
+
+
+def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path,
+                 missing: pd.DataFrame) -> None:
     import datetime
     from urllib.parse import quote
 
@@ -402,9 +350,10 @@ def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path) -
         "skos": "http://www.w3.org/2004/02/skos/core#",
         "semapv": "https://w3id.org/semapv/vocab/",
         "orcid": "https://orcid.org/",
+        "sssom": "https://w3id.org/sssom/",
     }
     set_id = config.mapping_set_id or f"urn:codemap:mapping-set:{quote(config.output.stem)}"
-    header = [f"curie_map:"] + [f"  {k}: {_yaml_str(v)}" for k, v in curie_map.items()] + [
+    header = ["curie_map:"] + [f"  {k}: {_yaml_str(v)}" for k, v in curie_map.items()] + [
         f"mapping_set_id: {_yaml_str(set_id)}",
         f"license: {_yaml_str(config.license)}",
         f"mapping_date: {today}",
@@ -421,12 +370,24 @@ def _write_sssom(mappings: pd.DataFrame, config, vocab, run: dict, path: Path) -
         "object_label": mappings["target_name"],
         "mapping_justification": mappings["automatic"].map(
             {True: "semapv:SemanticSimilarityThresholdMatching", False: "semapv:ManualMappingCuration"}),
-        "confidence": mappings["score"],
+        # The calibrated probability when the workbook has one; the raw score otherwise.
+        "confidence": mappings["confidence"] if "confidence" in mappings else mappings["score"],
         "author_id": author,
         "author_label": mappings["reviewer"].where(~mappings["automatic"], ""),
         "mapping_date": today,
         "comment": mappings["comment"],
     })[SSSOM_COLUMNS]
+    if len(missing):
+        confidence = pd.to_numeric(missing.get("confidence"), errors="coerce")
+        table = pd.concat([table, pd.DataFrame({
+            "subject_id": subject_prefix + ":" + missing["source_code"].map(lambda c: quote(c, safe="")),
+            "subject_label": missing["source_text"], "predicate_id": "skos:exactMatch",
+            "object_id": NO_TERM_FOUND, "object_label": "",
+            "mapping_justification": "semapv:SemanticSimilarityThresholdMatching",
+            "confidence": (1 - confidence).round(4) if confidence is not None else "",
+            "author_id": "", "author_label": "", "mapping_date": today,
+            "comment": "codemap no_match suggestion: no candidate is likely right"})],
+            ignore_index=True)
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write("".join(f"# {line}\n" for line in header))
         table.to_csv(handle, sep="\t", index=False)

@@ -21,6 +21,7 @@ from codemap.errors import CodemapError  # noqa: E402
 from codemap.parts import MANIFEST, SOURCE_FILE_COLUMN, read_parts  # noqa: E402
 from codemap.pipeline import map_codes  # noqa: E402
 from codemap.ray_engine import BlockMapper, map_with_ray  # noqa: E402
+from codemap.triage import SUGGESTIONS  # noqa: E402
 
 from .conftest import DATA, EXAMPLES  # noqa: E402
 
@@ -70,11 +71,13 @@ def ordered(frame):
 def assert_same_candidates(parts, whole):
     parts, whole = ordered(parts.drop(columns=[SOURCE_FILE_COLUMN])), ordered(whole)
     assert list(parts.columns) == list(whole.columns)
-    fuzzy = ["score", "encoder_score", "rank", "explanation"]
+    fuzzy = ["score", "encoder_score", "confidence", "rank", "explanation"]
     pd.testing.assert_frame_equal(parts.drop(columns=fuzzy), whole.drop(columns=fuzzy),
                                   check_dtype=False)
     for column in ("score", "encoder_score"):
         assert (parts[column] - whole[column]).abs().max() <= 1e-4
+    # Decision support runs in Mapper.map_block, so the parts carry it too.
+    assert (parts["confidence"] - whole["confidence"]).abs().max() <= 2e-3
 
 
 def test_ray_equals_local_engine(ray_run, config):
@@ -84,6 +87,7 @@ def test_ray_equals_local_engine(ray_run, config):
     assert sum(p["rows"] for p in manifest["parts"].values()) == 150
     assert len({p["worker"] for p in manifest["parts"].values()}) >= 1
     assert manifest["run"]["engine"] == "ray" and manifest["run"]["target"] == "LOINC"
+    assert manifest["run"]["confidence"].startswith("shipped lab calibration")
     assert_same_candidates(read_parts(out), map_codes(config).candidates)
 
 
@@ -145,6 +149,11 @@ def test_cli_map_ray_then_review(ray_cluster, shared_cache, tmp_path):
     first = pd.read_excel(chunks[0], sheet_name="candidates", dtype=str,
                           engine="openpyxl")
     assert first[["source_row"]].drop_duplicates().shape[0] == 100
+    # Each review workbook opens sorted by need of review, every source's rows together.
+    tops = first[first["rank"] == "1"]
+    assert (np.diff(tops["suggestion"].map(SUGGESTIONS.index).to_numpy()) >= 0).all()
+    source = first[SOURCE_FILE_COLUMN] + "/" + first["source_row"]
+    assert (source != source.shift()).sum() == source.nunique() == len(tops)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -85,6 +85,55 @@ def test_sampler_repeats_each_triplet_m_times_and_is_replayable():
         TripletSampler(graph, k=8, m=4)  # m > √k
 
 
+def test_relation_only_parts_leave_the_term_loss_but_feed_the_relation_loss():
+    """part_term_loss=False: a concept named only by LOINC parts gets a negative label in the
+    batch, forms no term-loss pair (the loss equals the loss without its rows), and still enters
+    the relation loss as a tail with its own label."""
+    names = pd.DataFrame({"code": ["718-7", "718-7", "component:hemoglobin", "2345-7"],
+                          "name": ["Hemoglobin [Mass/volume] in Blood", "Hgb Bld-mCnc", "Hemoglobin",
+                                   "Glucose SerPl-mCnc"],
+                          "name_type": ["preferred", "short", "part", "short"], "lang": "en"})
+    relations = pd.DataFrame({"head": ["718-7"], "relation": ["has_component"],
+                              "tail": ["component:hemoglobin"]})
+    vocab = Vocabulary("LOINC", "1", names.drop_duplicates("code")[["code", "name"]], names,
+                       relations=relations)
+    graph = build_graph([vocab], relation_only_types=frozenset({"part"}))
+    part = graph.concepts.index("LOINC:component:hemoglobin")
+    assert graph.relation_only.tolist() == [c == part for c in range(len(graph.concepts))]
+    assert build_graph([vocab]).relation_only is None  # the paper's way stays the default
+    batch = TripletSampler(graph, k=4, m=2, seed=0).batch(0)
+    assert {int(label) for label in batch.labels if label < 0} <= {-(part + 1)}
+    torch.manual_seed(0)
+    emb = torch.randn(5, 8)
+    loss = MultiSimilarityLoss(lam=0.0)
+    labels = torch.tensor([0, 0, -3, 1, 1])
+    keep = [0, 1, 3, 4]
+    assert (loss(emb, labels) * 5).item() == pytest.approx(
+        (loss(emb[keep], labels[keep]) * 4).item(), rel=1e-6)
+    rel = RelationMSLoss(n_relations=1, dim=8)
+    assert rel(emb[:2], emb[2:4], torch.tensor([0, 0]), torch.tensor([-3, 1])).item() > 0
+
+
+def test_triplet_ends_are_not_term_negatives_when_switched_off():
+    """triplet_end_negatives=False: the head and tail concepts of a batch triplet (an ICD code and
+    its parent) are not pushed apart by the term loss; other negatives still count."""
+    from codemap.train.losses import CoderLoss, triplet_ends
+
+    labels = torch.tensor([0, 0, 1, 1])  # k=2 rows of one triplet (0, r, 1), repeated twice
+    assert triplet_ends(labels, 2).tolist() == [[False, False, True, True], [False, False, True, True],
+                                                [True, True, False, False], [True, True, False, False]]
+    torch.manual_seed(0)
+    emb = torch.randn(1, 8) + 0.05 * torch.randn(4, 8)  # head and tail names nearly the same
+    relations = torch.tensor([0, 0])
+    paper = CoderLoss(MultiSimilarityLoss(), None)(emb, labels, relations)["term"]
+    off = CoderLoss(MultiSimilarityLoss(), None, triplet_end_negatives=False)(emb, labels, relations)["term"]
+    assert paper.item() > 0 and off.item() == 0.0
+    five = torch.tensor([0, 0, 1, 1, 7])  # + an unrelated name: still a negative
+    emb5 = torch.cat([emb, emb[:1] + 0.01])
+    assert CoderLoss(MultiSimilarityLoss(), None, triplet_end_negatives=False)(
+        emb5, five, relations)["term"].item() > 0
+
+
 def test_config_overrides():
     config = parse_overrides(["--config", "smoke", "--kg", "loinc", "--steps", "3"])
     assert config.kg == ("loinc",) and config.steps == 3

@@ -19,6 +19,10 @@ class TrainConfig:
     data_dir: str = ""  # folder holding the public data folders (loinc-top2000, hpo-2015, …)
     holdout: tuple[str, ...] = ()  # tables whose query texts are removed from the training names
     drop_brackets: bool = False  # name cleaning: LOINC brackets carry the property, keep them
+    # LOINC axis parts ("part" names, e.g. the component "Hemoglobin") as term-loss concepts (the
+    # paper treats every concept alike) or, False, as relation-loss tails only: a part is not a
+    # wrong answer for the codes it belongs to, and as a negative it pushes them off the analyte.
+    part_term_loss: bool = True
     # site tuning: train on a mapping memory's reviews instead of --kg (train/reviews.py)
     from_reviews: str = ""  # mapping memory (.db) written by `codemap apply --memory`
     review_target: str = ""  # target to rank against; default: the one recorded in the memory
@@ -38,6 +42,9 @@ class TrainConfig:
     term_loss: str = "ms"  # "ms" (paper) or "infonce" (ablation)
     relation_loss: str = "cosine"  # "cosine" (paper), "transe" or "none" (ablations)
     mu: float = 1.0
+    # the head and tail concepts of a batch triplet as term-loss negatives of each other (paper);
+    # False: only the relation loss relates them
+    triplet_end_negatives: bool = True
     alpha: float = 2.0  # MS loss weights and margin, paper defaults for both losses
     beta: float = 50.0
     lam: float = 0.5

@@ -51,6 +51,10 @@ class KnowledgeGraph:
     # Explicit hard negatives per concept (CSR like names): concepts a reviewer rejected for it.
     negative_offsets: np.ndarray | None = None
     negatives: np.ndarray | None = None
+    # Concepts that enter the relation loss only (LOINC axis parts, when asked): a query names a
+    # coded concept, never a bare part, so a part must not be the term loss's negative of the
+    # codes it belongs to. Their names get label -(concept + 1), which the term losses skip.
+    relation_only: np.ndarray | None = None
 
     @property
     def content_hash(self) -> str:
@@ -62,7 +66,10 @@ class KnowledgeGraph:
                            "\n".join(self.relation_labels), triplets, *extra)
 
     def label_of(self, concepts: np.ndarray) -> np.ndarray:
-        return concepts if self.labels is None else self.labels[concepts]
+        labels = concepts if self.labels is None else self.labels[concepts]
+        if self.relation_only is None:
+            return labels
+        return np.where(self.relation_only[concepts], -(concepts + 1), labels)
 
     def negatives_of(self, concept: int) -> np.ndarray:
         if self.negatives is None:
@@ -76,21 +83,26 @@ class KnowledgeGraph:
         out = {"concepts": len(self.concepts), "names": len(self.names),
                "triplets": int(len(self.triplets)), "relations": len(self.relation_labels),
                "holdout_removed": self.removed_names}
+        if self.relation_only is not None:
+            out["relation_only_concepts"] = int(self.relation_only.sum())
         if self.negatives is not None:
             out["hard_negatives"] = int(len(self.negatives))
         return out
 
 
 def build_graph(vocabularies: list[Vocabulary], *, holdout: set[str] = frozenset(),
-                drop_brackets: bool = False) -> KnowledgeGraph:
+                drop_brackets: bool = False,
+                relation_only_types: frozenset[str] = frozenset()) -> KnowledgeGraph:
     """Merge vocabularies into one graph. Names are cleaned and de-duplicated per concept; a name
     whose cleaned form is in `holdout` (already cleaned) is removed and counted. Concepts left
-    without names, and triplets touching them, are dropped.
+    without names, and triplets touching them, are dropped. A concept all of whose names have a
+    name_type in `relation_only_types` (e.g. {"part"}) is marked relation-only.
 
     Raises CodemapError when nothing is left to train on.
     """
-    names = pd.concat([v.names[["code", "name"]].assign(code=v.id + ":" + v.names["code"])
-                       for v in vocabularies], ignore_index=True)
+    names = pd.concat([v.names.reindex(columns=["code", "name", "name_type"], fill_value="")
+                       .assign(code=v.id + ":" + v.names["code"]) for v in vocabularies],
+                      ignore_index=True)
     names["clean"] = [clean_name(n, drop_brackets) for n in names["name"]]
     names = names[names["clean"] != ""].drop_duplicates(subset=["code", "clean"])
     held = names["clean"].isin(holdout)
@@ -116,7 +128,12 @@ def build_graph(vocabularies: list[Vocabulary], *, holdout: set[str] = frozenset
     if len(triplets) == 0:
         raise CodemapError("the knowledge graph is empty: no names left to train on "
                            "(check --kg and --holdout)")
-    return KnowledgeGraph(concepts, names["clean"].tolist(), offsets, labels, triplets, removed)
+    relation_only = None
+    if relation_only_types:
+        other = set(names[~names["name_type"].isin(relation_only_types)]["code"])
+        relation_only = np.array([code not in other for code in concepts], dtype=bool)
+    return KnowledgeGraph(concepts, names["clean"].tolist(), offsets, labels, triplets, removed,
+                          relation_only=relation_only)
 
 
 def _relations(vocabularies: list[Vocabulary], position: dict[str, int]) -> pd.DataFrame:

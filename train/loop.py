@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import csv
 import logging
-import math
 import os
 import tempfile
 import time
 from contextlib import nullcontext
-from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import torch
 from tqdm.auto import tqdm
 
@@ -199,7 +196,8 @@ def load_graph(config: TrainConfig) -> KnowledgeGraph:
     data_dir = Path(config.data_dir) if config.data_dir else None
     vocabularies = [resolve_kg(spec, data_dir) for spec in config.kg]
     held = holdout_names(config.holdout, config.eval_text_cols, config.drop_brackets)
-    graph = build_graph(vocabularies, holdout=held, drop_brackets=config.drop_brackets)
+    graph = build_graph(vocabularies, holdout=held, drop_brackets=config.drop_brackets,
+                        relation_only_types=frozenset() if config.part_term_loss else {"part"})
     if config.holdout:
         log.info("holdout: removed %d training names equal to one of %d evaluation queries",
                  graph.removed_names, len(held))

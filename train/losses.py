@@ -50,24 +50,34 @@ def ms_loss_from_similarity(sim: torch.Tensor, pos: torch.Tensor, neg: torch.Ten
     return per_anchor.sum() / sim.shape[0]
 
 
+def _term_pairs(labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(same concept, may pair): pairs of two different names that both have a label ≥ 0."""
+    same = labels[:, None] == labels[None, :]
+    valid = labels >= 0
+    eye = torch.eye(len(labels), dtype=torch.bool, device=labels.device)
+    return same, valid[:, None] & valid[None, :] & ~eye
+
+
 class MultiSimilarityLoss(nn.Module):
     """Loss 1: MS loss on term–term pairs.
 
     Input: embeddings (n, d) (normalised here) and concept labels (n,); two names are a positive
-    pair when they share a concept. Paper defaults α=2, β=50, λ=0.5, ε=0.1.
+    pair when they share a concept. Names with a negative label (relation-only concepts) form no
+    pair at all. Paper defaults α=2, β=50, λ=0.5, ε=0.1.
     """
 
     def __init__(self, alpha: float = 2.0, beta: float = 50.0, lam: float = 0.5, eps: float = 0.1):
         super().__init__()
         self.alpha, self.beta, self.lam, self.eps = alpha, beta, lam, eps
 
-    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor,
+                not_negative: torch.Tensor | None = None) -> torch.Tensor:
         unit = F.normalize(embeddings.float(), dim=-1)
         sim = unit @ unit.T
-        same = labels[:, None] == labels[None, :]
-        eye = torch.eye(len(labels), dtype=torch.bool, device=labels.device)
-        return ms_loss_from_similarity(sim, same & ~eye, ~same, alpha=self.alpha, beta=self.beta,
-                                       lam=self.lam, eps=self.eps)
+        same, pairs = _term_pairs(labels)
+        neg = ~same & pairs if not_negative is None else ~same & pairs & ~not_negative
+        return ms_loss_from_similarity(sim, same & pairs, neg, alpha=self.alpha,
+                                       beta=self.beta, lam=self.lam, eps=self.eps)
 
     def get_config_dict(self) -> dict:
         return {"alpha": self.alpha, "beta": self.beta, "lam": self.lam, "eps": self.eps}
@@ -83,12 +93,15 @@ class InfoNCELoss(nn.Module):
         super().__init__()
         self.temperature = temperature
 
-    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor,
+                not_negative: torch.Tensor | None = None) -> torch.Tensor:
         unit = F.normalize(embeddings.float(), dim=-1)
         logits = unit @ unit.T / self.temperature
-        eye = torch.eye(len(labels), dtype=torch.bool, device=labels.device)
-        pos = (labels[:, None] == labels[None, :]) & ~eye
-        logits = logits.masked_fill(eye, _OFF)
+        same, pairs = _term_pairs(labels)
+        pos = same & pairs
+        if not_negative is not None:
+            pairs = pairs & (same | ~not_negative)
+        logits = logits.masked_fill(~pairs, _OFF)
         log_all = torch.logsumexp(logits, dim=1)
         log_pos = torch.logsumexp(logits.masked_fill(~pos, _OFF), dim=1)
         has_pos = pos.any(dim=1)
@@ -160,17 +173,31 @@ class CoderLoss(nn.Module):
     None (the "without relation loss" ablation). Returns a dict of the total and its parts.
     """
 
-    def __init__(self, term: nn.Module, relation: nn.Module | None = None, mu: float = 1.0):
+    def __init__(self, term: nn.Module, relation: nn.Module | None = None, mu: float = 1.0,
+                 triplet_end_negatives: bool = True):
         super().__init__()
         self.term, self.relation, self.mu = term, relation, mu
+        self.triplet_end_negatives = triplet_end_negatives
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor, relations: torch.Tensor,
                 ) -> dict[str, torch.Tensor]:
         k = len(relations)
-        term = self.term(embeddings, labels)
+        not_negative = None if self.triplet_end_negatives else triplet_ends(labels, k)
+        term = self.term(embeddings, labels, not_negative)
         if self.relation is None:
             return {"loss": term, "term": term.detach(), "relation": torch.zeros(())}
         heads, tails = embeddings[:k], embeddings[k:2 * k]
         relation = self.relation(heads, tails, relations, labels[k:2 * k])
         return {"loss": term + self.mu * relation, "term": term.detach(),
                 "relation": relation.detach()}
+
+
+def triplet_ends(labels: torch.Tensor, k: int) -> torch.Tensor:
+    """(n, n) mask of name pairs whose concepts are the head and the tail of one of the batch's k
+    triplets (either order): with triplet_end_negatives=False the term loss does not push them
+    apart (an ICD code and its parent are each other's hardest negatives; only the relation loss
+    relates them)."""
+    heads = (labels[:, None] == labels[None, :k]).float()  # (n, k): name is the head of row r
+    tails = (labels[:, None] == labels[None, k:2 * k]).float()
+    linked = (heads @ tails.T) > 0
+    return linked | linked.T

@@ -55,4 +55,4 @@ def build_loss(config: TrainConfig, n_relations: int, dim: int) -> CoderLoss:
         relation = None
     else:
         raise ValueError(f"relation_loss {config.relation_loss!r}")
-    return CoderLoss(term, relation, config.mu)
+    return CoderLoss(term, relation, config.mu, config.triplet_end_negatives)

@@ -59,7 +59,7 @@ def run(con: duckdb.DuckDBPyConnection, path: Path, options: ImportOptions) -> I
     con.execute(NAME_TABLE)
     con.execute(
         "INSERT INTO names SELECT d.conceptId, d.term, CASE WHEN d.typeId = ? THEN 'fsn' "
-        f"WHEN d.id IN (SELECT id FROM preferred) THEN 'preferred' ELSE 'synonym' END, "
+        "WHEN d.id IN (SELECT id FROM preferred) THEN 'preferred' ELSE 'synonym' END, "
         "d.languageCode FROM rf2_descriptions d SEMI JOIN concepts c ON d.conceptId = c.code "
         "WHERE d.active = '1' AND trim(d.term) <> ''", [FSN])
     con.execute(RELATION_TABLE)
