@@ -6,7 +6,11 @@ these runs use a small random-weight BERT (BertConfig, 2 layers, hidden 128) wit
 tokenizer, which measures the pipeline's scaling (reading, search, ranking, writing), not its
 quality. The real model's speed comes from `codemap bench`; extrapolate with it.
 
-    OMP_NUM_THREADS=2 python benchmarks/scale_map.py --names 1000000 --rows 10000 100000 1000000
+    OMP_NUM_THREADS=1 python benchmarks/scale_map.py --names 1000000 --rows 10000 100000 1000000
+
+Each step is appended to <work>/results-<names>.json as it finishes, so a long series that is
+stopped keeps what it measured; recall@10 of the IVF index against exact search is measured once,
+right after the warm-up run that builds the caches.
 """
 from __future__ import annotations
 
@@ -80,20 +84,23 @@ def make_source(path: Path, dictionary: Path, n: int) -> Path:
 
 
 def run_map(source: Path, dictionary: Path, model: Path, cache: Path, out: Path, extra: list[str]) -> dict:
-    """One `codemap map` process: wall time and its peak RSS (ru_maxrss of the finished child)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """One `codemap map` process: wall time, its own peak RSS (ru_maxrss from wait4 on that child)
+    and the load average of the machine when it finished."""
+    command = [sys.executable, "-m", "codemap", "map", str(source), "--target", str(dictionary),
+               "--model", str(model), "--cache-dir", str(cache), "-o", str(out), *extra]
+    log = out.with_suffix(".log")
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "codemap", "map", str(source), "--target", str(dictionary),
-                           "--model", str(model), "--cache-dir", str(cache), "-o", str(out), *extra],
-                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    with open(log, "w") as handle:
+        child = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT,
+                                 env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(done.stderr[-3000:])
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    # ru_maxrss of children is the largest child so far: runs go from small to large, so a run
-    # that did not raise it is reported as "≤ previous".
-    return {"wall_s": round(wall, 1), "peak_rss_mb": round(peak / 1024), "rss_raised": peak > before,
-            "summary": done.stdout.strip().splitlines()[-2:]}
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(log.read_text()[-3000:])
+    return {"wall_s": round(wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+            "load_average": [round(x, 1) for x in os.getloadavg()],
+            "log_tail": log.read_text().strip().splitlines()[-2:]}
 
 
 def index_recall(dictionary: Path, source: Path, model: Path, cache: Path, queries: int) -> dict:
@@ -128,7 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--names", type=int, default=1_000_000)
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--recall-queries", type=int, default=2000)
+    parser.add_argument("--recall-queries", type=int, default=1000, help="0: skip the recall")
     parser.add_argument("--work", type=Path, default=WORK)
     parser.add_argument("map_options", nargs="*", help="passed to codemap map, after --")
     args = parser.parse_args()
@@ -136,24 +143,31 @@ def main() -> None:
     model = tiny_model(args.work / "tiny-bert")
     dictionary = make_dictionary(args.work / f"dictionary-{args.names}.csv", args.names)
     cache = args.work / "cache"
-    results = {"names": args.names, "load_average": os.getloadavg(), "runs": []}
+    results_file = args.work / f"results-{args.names}.json"
+    results = json.loads(results_file.read_text()) if results_file.exists() else {"names": args.names, "runs": []}
+    save = lambda: results_file.write_text(json.dumps(results, indent=2))  # noqa: E731  after each step
     # Warm-up: a 1000-row list builds the name vectors, the IVF lists and the lexical index.
     warm = make_source(args.work / "source-1000.csv", dictionary, 1000)
     build = run_map(warm, dictionary, model, cache, args.work / "out-1000.csv", ["-q", *args.map_options])
-    results["index_build"] = build
-    print("index build", build, flush=True)
+    if "index_build" not in results:  # the first run builds the caches
+        results["index_build"] = build
+    else:
+        results["runs"].append({"rows": 1000, **build})
+    print("warm-up", build, flush=True)
+    save()
+    if args.recall_queries and "recall" not in results:
+        results["recall"] = index_recall(dictionary, warm, model, cache, args.recall_queries)
+        print("recall", results["recall"], flush=True)
+        save()
     for rows in args.rows:
         source = make_source(args.work / f"source-{rows}.csv", dictionary, rows)
         run = {"rows": rows, **run_map(source, dictionary, model, cache, args.work / f"out-{rows}.csv",
                                        ["-q", *args.map_options])}
-        run["rows_per_s"] = round(rows / run["wall_s"])
+        run["rows_per_s"] = round(rows / run["wall_s"], 1)
         results["runs"].append(run)
         print(run, flush=True)
+        save()
         (args.work / f"out-{rows}.csv").unlink()
-    first = make_source(args.work / f"source-{args.rows[0]}.csv", dictionary, args.rows[0])
-    results["recall"] = index_recall(dictionary, first, model, cache, args.recall_queries)
-    print("recall", results["recall"], flush=True)
-    (args.work / "results.json").write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

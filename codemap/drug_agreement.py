@@ -190,8 +190,12 @@ class DrugScorer:
     name: str  # "ingredients", "strength", "form" or "brand"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
-        return getattr(self.matcher, self.name)(_source_parse(str(row.get("text", ""))),
-                                                concept["code"])
+        return self.for_row(row)(concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        """The row's text parsed once (cached) and this feature's check, for all its candidates."""
+        check, parse = getattr(self.matcher, self.name), _source_parse(str(row.get("text", "")))
+        return lambda concept: check(parse, concept["code"])
 
     def candidates(self, row: Mapping[str, str]) -> set[str]:
         if self.name != "ingredients":

@@ -8,13 +8,18 @@ way (`codemap.drug_agreement`). Ranking adds the adjustments to the fused name s
 candidates by the sum of the evidence tiers first (hard guarantees, e.g. "a contradicting strength
 never outranks an agreeing one") and then by that score, and writes the reasons to `explanation`.
 
+A scorer may also bind itself to one row (`for_row(row) -> callable(concept) -> Evidence`, or None
+when it has no opinion on any concept for that row): ranking calls it once per row, so the row's
+side of the work (parsing its unit, finding its category column) is not redone for each of the
+row's ~50 candidates, and a scorer that cannot speak (no unit, no specimen) costs nothing.
+
 A scorer may also offer extra candidates for a row (`candidates(row) -> set of concept codes`):
 concepts the name indexes may miss but the domain knows are relevant (a brand's products).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 
 @dataclass(frozen=True)
@@ -38,13 +43,35 @@ class EvidenceScorer(Protocol):
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence: ...
 
 
+ConceptScorer = Callable[[Mapping[str, object]], Evidence]  # one scorer bound to one row
+
+
+def for_row(scorers: Sequence[EvidenceScorer], row: Mapping[str, str]) -> list[ConceptScorer]:
+    """The scorers bound to `row`, in order, leaving out those with no opinion on this row."""
+    bound = []
+    for scorer in scorers:
+        bind = getattr(scorer, "for_row", None)
+        if bind is None:
+            bound.append(lambda concept, scorer=scorer: scorer.score(row, concept))
+        elif (scores := bind(row)) is not None:
+            bound.append(scores)
+    return bound
+
+
 def weigh(scorers: Sequence[EvidenceScorer], row: Mapping[str, str],
           concept: Mapping[str, object]) -> tuple[float, list[str], bool, int]:
     """Sum of the scorers' adjustments, their reasons, whether any contradicts the candidate, and
     the sum of their tiers."""
+    return weigh_bound(for_row(scorers, row), concept)
+
+
+def weigh_bound(bound: Sequence[ConceptScorer],
+                concept: Mapping[str, object]) -> tuple[float, list[str], bool, int]:
+    """`weigh` with the scorers already bound to the row (`for_row`): what ranking calls per
+    candidate. A scorer left out for having no opinion would have added 0, no reason, no tier."""
     total, reasons, contradicted, tier = 0.0, [], False, 0
-    for scorer in scorers:
-        found = scorer.score(row, concept)
+    for scores in bound:
+        found = scores(concept)
         total += found.adjust
         tier += found.tier
         contradicted |= found.contradicts

@@ -117,6 +117,12 @@ def add_loinc_axes(concepts: pd.DataFrame) -> pd.DataFrame:
     return concepts
 
 
+def _score_with(scorer, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+    """`scorer.score(row, concept)` through its `for_row`, so both ways share one code path."""
+    bound = scorer.for_row(row)
+    return NO_EVIDENCE if bound is None else bound(concept)
+
+
 @dataclass(frozen=True)
 class UnitScorer:
     """Prefer candidates whose PROPERTY (or example unit) fits the row's unit."""
@@ -127,9 +133,16 @@ class UnitScorer:
     name: str = "unit"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return _score_with(self, row, concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        """The row's unit parsed once for all its candidates; None for a unit not understood."""
         unit = parse_unit(row.get("unit", ""))
+        return functools.partial(self._score, unit) if unit.properties else None
+
+    def _score(self, unit, concept: Mapping[str, object]) -> Evidence:
         prop = str(concept.get("property", "") or "")
-        if not unit.properties or not prop or prop in _UNITLESS:
+        if not prop or prop in _UNITLESS:
             return NO_EVIDENCE
         examples = str(concept.get("example_units", "") or "") if self.use_examples else ""
         if unit.ucum.lower() in {u.lower() for u in examples.split("|") if u} \
@@ -147,9 +160,16 @@ class SpecimenScorer:
     name: str = "specimen"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return _score_with(self, row, concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        """None for a row without a known specimen group."""
         source = specimen_group(row.get("specimen", ""))
+        return functools.partial(self._score, row, source) if source else None
+
+    def _score(self, row: Mapping[str, str], source: str, concept: Mapping[str, object]) -> Evidence:
         target = str(concept.get("specimen_group", "") or "")
-        if not source or not target:
+        if not target:
             return NO_EVIDENCE
         if source == target:
             return Evidence(self.match, f"specimen {row['specimen']} fits {concept.get('system')}")
@@ -197,10 +217,17 @@ class CategoryScorer:
     name: str = "category"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return _score_with(self, row, concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        """The row's category read once (a scan of its columns); None when it names no class."""
         category = row_category(row)
         wanted = category_classes(category)
+        return functools.partial(self._score, category, wanted) if wanted else None
+
+    def _score(self, category: str, wanted: frozenset, concept: Mapping[str, object]) -> Evidence:
         target = class_stem(str(concept.get("class", "") or ""))
-        if not wanted or not target or target not in wanted:
+        if not target or target not in wanted:
             return NO_EVIDENCE
         return Evidence(self.match, f"category {category} fits class {concept.get('class')}")
 
@@ -215,6 +242,12 @@ class UsageScorer:
     name: str = "usage"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return self.score_concept(concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        return self.score_concept  # the same for every row
+
+    def score_concept(self, concept: Mapping[str, object]) -> Evidence:
         try:
             rank = int(float(concept.get("rank", 0) or 0))
         except (TypeError, ValueError):

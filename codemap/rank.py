@@ -2,13 +2,14 @@
 and/or lexical), then re-scored by domain evidence (lab or drug scorers)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from .config import RankConfig
-from .evidence import extra_candidates, weigh
+from .evidence import extra_candidates, for_row, weigh_bound
 from .index import NameIndex
 from .vocab import Vocabulary
 
@@ -16,6 +17,9 @@ CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_nam
 
 HYBRID_COLUMNS = CANDIDATE_COLUMNS + ["encoder_score", "lexical_score", "explanation"]
 QUERY_CHUNK = 256  # queries scored at once: bounds the dense (queries × names) matrices
+# The pooled path scores a chunk's rows against the union of their pools (~ chunk × pool
+# concepts), so its dense matrices grow with the square of the chunk: smaller chunks are faster.
+POOLED_CHUNK = 32
 
 
 def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarray,
@@ -29,18 +33,19 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     `explanation` of what moved the candidate.
     """
     layout = _ConceptLayout.of(vocab)
-    attributes = vocab.concepts.to_dict("records")
+    attributes = _ConceptRecords(vocab.concepts)
     names = vocab.names["name"].to_numpy()
     pooled = getattr(index, "approximate", False) and config.method != "lexical"
     frames = []
-    for start in range(0, len(rows), QUERY_CHUNK):
-        chunk = slice(start, start + QUERY_CHUNK)
+    step = POOLED_CHUNK if pooled else QUERY_CHUNK
+    for start in range(0, len(rows), step):
+        chunk = slice(start, start + step)
         if pooled:
             frames.append(_rank_pooled(index, lexical, layout, attributes, names, queries[chunk],
                                        rows[chunk], start, scorers, config))
             continue
         enc, lex = _name_scores(index, lexical, queries[chunk], rows[chunk], config)
-        frames.append(_rank_chunk(enc, lex, layout, attributes, rows[chunk], start, scorers,
+        frames.append(_rank_chunk(enc, lex, layout, attributes.__getitem__, rows[chunk], start, scorers,
                                   config, names))
     frame = pd.DataFrame([r for f in frames for r in f], columns=HYBRID_COLUMNS)
     return frame
@@ -58,9 +63,11 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     own = [layout.concept_of[h[h >= 0]] for h in hits]
     own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
-    sizes = layout.starts_end[keep + 1] - layout.starts_end[keep]
-    name_rows = layout.order[np.concatenate([np.arange(layout.starts_end[c], layout.starts_end[c + 1])
-                                             for c in keep])]
+    starts = layout.starts_end[keep]
+    sizes = layout.starts_end[keep + 1] - starts
+    # Positions starts[i] .. starts[i] + sizes[i] - 1 of every kept concept, in order.
+    within = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    name_rows = layout.order[np.repeat(starts, sizes) + within]
     sub = _ConceptLayout(np.arange(len(name_rows)), np.concatenate([[0], np.cumsum(sizes)[:-1]]),
                          layout.concept_codes[keep], {c: i for i, c in enumerate(layout.concept_codes[keep])},
                          np.repeat(np.arange(len(keep)), sizes))
@@ -71,8 +78,20 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     allowed = np.zeros((len(rows), len(keep)), bool)
     for q, o in enumerate(own):
         allowed[q, np.searchsorted(keep, o)] = True
-    return _rank_chunk(enc, lex, sub, [attributes[c] for c in keep], rows, offset, scorers, config,
+    return _rank_chunk(enc, lex, sub, lambda c: attributes[keep[c]], rows, offset, scorers, config,
                        names[name_rows], allowed)
+
+
+class _ConceptRecords:
+    """vocab.concepts rows as dicts (what evidence scorers read), made when asked for: a list of
+    dicts for every concept costs hundreds of MB at a million concepts, and a row only ever
+    looks at its ~50 candidates."""
+
+    def __init__(self, concepts: pd.DataFrame):
+        self.columns = {column: concepts[column].tolist() for column in concepts.columns}
+
+    def __getitem__(self, number: int) -> dict:
+        return {column: values[number] for column, values in self.columns.items()}
 
 
 @dataclass(frozen=True)
@@ -143,23 +162,26 @@ def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
     return w * enc_c + (1 - w) * lex_c
 
 
-def _rank_chunk(enc, lex, layout, attributes, rows, offset, scorers, config, names, allowed=None):
-    """`allowed` (rows × concepts), when given, limits each row to its own pooled concepts."""
+def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None):
+    """`record_of(c)` is concept c's row as a dict (`_ConceptRecords`); `allowed` (rows ×
+    concepts), when given, limits each row to its own pooled concepts."""
     reduce = lambda m: None if m is None else np.maximum.reduceat(m[:, layout.order], layout.starts, axis=1)
     enc_c, lex_c = reduce(enc), reduce(lex)
     fused = _fuse(enc_c, lex_c, config)
     if allowed is not None:
         fused = np.where(allowed, fused, -np.inf)
     bounds = layout.starts_end
+    record = functools.cache(record_of)  # a concept recurs across the chunk's rows
     out = []
     pool = min(max(config.pool, config.top_k), fused.shape[1])
     for q in range(fused.shape[0]):
         top = np.argpartition(-fused[q], pool - 1)[:pool]
         top = top[np.isfinite(fused[q, top])]
         extra = layout.numbers(extra_candidates(scorers, rows[q]))
+        bound = for_row(scorers, rows[q])  # the row's side of the evidence, once per row
         scored = []
         for c in np.union1d(top, extra):
-            adjust, reasons, contradicted, tier = weigh(scorers, rows[q], attributes[c])
+            adjust, reasons, contradicted, tier = weigh_bound(bound, record(c))
             if contradicted and config.hide_contradicted:
                 continue
             scored.append((tier, float(fused[q, c]) + adjust, c, reasons))
@@ -174,6 +196,6 @@ def _rank_chunk(enc, lex, layout, attributes, rows, offset, scorers, config, nam
             lx = None if lex_c is None else round(float(lex_c[q, c]), 4)
             why = [f"name: encoder {e}" if e is not None else "",
                    f"lexical {lx}" if lx is not None else "", *reasons]
-            out.append((offset + q, rank, layout.concept_codes[c], attributes[c]["name"],
+            out.append((offset + q, rank, layout.concept_codes[c], record(c)["name"],
                         names[best], round(score, 4), e, lx, "; ".join(w for w in why if w)))
     return out

@@ -7,7 +7,8 @@ import pytest
 from codemap.abbreviations import (builtin_abbreviations, expand_abbreviations,
                                    learn_abbreviations, with_expanded_short_names)
 from codemap.config import EvalConfig, RankConfig
-from codemap.labs import CategoryScorer, UsageScorer, category_classes, class_stem
+from codemap.evidence import Evidence, for_row, weigh
+from codemap.labs import CategoryScorer, UsageScorer, category_classes, class_stem, lab_scorers
 from codemap.pipeline import eval_methods, evaluate_gold
 from codemap.vocab import builtin_loinc
 
@@ -69,6 +70,36 @@ def test_usage_prefers_common_tests():
     assert "rank 150" in common.reason
     assert scorer.score({}, {"rank": "0"}).reason == ""
     assert scorer.score({}, {"rank": ""}).reason == ""
+
+
+class _FlagScorer:
+    """A plug-in scorer with only `score` (no `for_row`), as the evidence protocol allows."""
+
+    name = "flag"
+
+    def score(self, row, concept):
+        return Evidence(0.01, "flagged") if row.get("flag") == concept["code"] else Evidence()
+
+
+def test_scorers_bound_once_per_row():
+    """Ranking binds the scorers to each row once (`for_row`): a scorer that cannot speak for the
+    row (no unit, specimen or category) is left out, a score-only plug-in is still asked, and the
+    evidence is what the per-candidate `score` calls give."""
+    scorers = [*lab_scorers(), _FlagScorer()]
+    plain = {"text": "Glucose", "unit": "", "specimen": "", "flag": "2345-7"}
+    assert len(for_row(scorers, plain)) == 2  # usage (row-independent) and the plug-in
+    full = {**plain, "unit": "mg/dL", "specimen": "Blood", "category": "Chemistry"}
+    assert len(for_row(scorers, full)) == 5
+    concept = {"code": "2345-7", "name": "Glucose [Mass/volume] in Serum or Plasma",
+               "property": "MCnc", "system": "Serum or Plasma", "specimen_group": "blood",
+               "class": "CHEM", "rank": "1", "example_units": "mg/dL"}
+    for row in (plain, full):
+        each = [s.score(row, concept) for s in scorers]
+        total, reasons, contradicted, tier = weigh(scorers, row, concept)
+        assert total == sum(e.adjust for e in each) and not contradicted and tier == 0
+        assert reasons[-1] == "flagged (+0.01)"
+    assert [r.split(" ")[0] for r in weigh(scorers, full, concept)[1]] == [
+        "unit", "specimen", "category", "common", "flagged"]
 
 
 def test_eval_has_a_row_per_evidence():
