@@ -71,7 +71,7 @@ def export_model(config: ExportConfig, source: ModelInfo | None = None) -> Expor
     staging = out.parent / f".{out.name}.part"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    variants = _write_variants(convert, model, source, staging, config)
+    variants = _write_variants(convert, model, tokenizer, source, staging, config)
     tokenizer.save_pretrained(str(staging))
     info = _export_info(source, staging, tokenizer, variants, config)
     write_manifest(staging, info)
@@ -103,14 +103,20 @@ def _check_target(out: Path) -> None:
                            f"--out folder")
 
 
-def _write_variants(convert, model, source: ModelInfo, folder: Path, config: ExportConfig) -> dict:
+def _write_variants(convert, model, tokenizer, source: ModelInfo, folder: Path,
+                    config: ExportConfig) -> dict:
     """Write model.onnx (+ fused, int8, fp16 files); returns variant name → file name."""
+    from .smooth import export_smoothed
+
     fp32 = folder / "model.onnx"
     raw = folder / "model.raw.onnx"
     convert.export_fp32(model, source, raw)
     variants = {"fp32": fp32.name}
-    if config.int8:  # from the plain graph: see convert.quantize_int8
-        convert.quantize_int8(raw, folder / "model.int8.onnx")
+    if config.int8:  # a smoothed plain graph, quantised: see smooth.py and convert.quantize_int8
+        smoothed = folder / "model.smoothed.onnx"
+        export_smoothed(model, tokenizer, source, smoothed)
+        convert.quantize_int8(smoothed, folder / "model.int8.onnx")
+        smoothed.unlink()
         variants["int8"] = "model.int8.onnx"
     if config.optimize:
         convert.optimize_graph(raw, fp32, model.config)

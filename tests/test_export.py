@@ -138,6 +138,36 @@ def test_default_model_export_parity(default_export):
     assert "int8" in output and "exported default" in output
 
 
+def test_smoothing_keeps_the_models_function(tiny_model):
+    from codemap.export.convert import load_checkpoint
+    from codemap.export.smooth import SmoothedLinear, calibration_texts, smooth_linears
+
+    model, tokenizer = load_checkpoint(resolve_model(str(tiny_model)))
+    batch = tokenizer(["Potassium [Moles/volume] in Serum or Plasma", "K+ SerPl", "x"],
+                      padding=True, return_tensors="pt")
+    with torch.no_grad():
+        before = model(**batch).last_hidden_state
+        assert smooth_linears(model, tokenizer, calibration_texts()[:100], alpha=0.75) == 2 * 6
+        after = model(**batch).last_hidden_state
+    assert sum(isinstance(m, SmoothedLinear) for m in model.modules()) == 12
+    torch.testing.assert_close(after, before, atol=1e-5, rtol=1e-4)
+
+
+def test_smoothed_int8_is_closer_to_torch_than_plain_int8(default_export, tmp_path):
+    """The shipped int8 (smoothed) against the plain graph quantised the same way, on the same
+    parity queries: smoothing must bring the int8 vectors closer to torch."""
+    from codemap.export import convert, parity
+
+    out, _ = default_export
+    plain = tmp_path / "plain.int8.onnx"
+    convert.quantize_int8(out / "model.onnx", plain)
+    shipped = json.loads((out / "parity.json").read_text())["variants"]["int8"]
+    report = parity.check_parity(resolve_model("default"), resolve_model(str(out)),
+                                 {"plain": str(plain)}, parity.loinc_terms(1000))
+    assert shipped["cosine_mean"] > report["variants"]["plain"]["cosine_mean"]
+    assert shipped["top1_agreement"] > report["variants"]["plain"]["top1_agreement"]
+
+
 @pytest.fixture(scope="module")
 def export_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("export-index-cache")
