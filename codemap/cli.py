@@ -218,7 +218,7 @@ def map_command(
     """
     from .llm_select import LLMConfig
     from .pipeline import map_to_file
-    from .summary import print_map_summary
+    from .summary import print_map_summary, tier_line
     from .writers import check_output, default_output
 
     _setup_logging(verbose, quiet)
@@ -265,6 +265,8 @@ def map_command(
             typer.echo(f"{counts['rows']:,} rows of {counts['sources']} list(s) → {counts['parts']} "
                        f"parts in {output} ({counts['skipped']} already finished, "
                        f"{counts['mapped']} mapped in {counts['seconds']:.1f} s)")
+            if counts["tiers"]:
+                typer.echo(tier_line(counts["tiers"]))
         return
     result = map_to_file(config, output, block_rows)
     if not quiet:

@@ -26,11 +26,13 @@ import os
 import pickle
 import time
 import warnings
+from collections import Counter
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from . import __version__
 from .confidence import calibration_fingerprint
@@ -42,6 +44,7 @@ from .models import resolve_model
 from .parts import SOURCE_FILE_COLUMN, PartsFolder, parquet_bytes, part_name
 from .language import source_language
 from .readers import read_code_list
+from .triage import tally
 from .vocab import Vocabulary, load_target
 
 log = logging.getLogger(__name__)
@@ -141,8 +144,19 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
     done = {name for name, _, _ in blocks} <= set(folder.manifest["parts"])
     folder.save(complete=done, rows=counts["rows"],
                 candidates=sum(e["candidates"] for e in folder.manifest["parts"].values()))
-    counts.update(seconds=time.perf_counter() - started, complete=done, folder=str(folder.folder))
+    counts.update(seconds=time.perf_counter() - started, complete=done, folder=str(folder.folder),
+                  tiers=_tiers(folder))
     return counts
+
+
+def _tiers(folder: PartsFolder) -> dict:
+    """Sources per review suggestion over every finished part, one part in memory at a time."""
+    tiers = Counter()
+    for name in sorted(folder.parts):
+        columns = pq.read_schema(folder.folder / name).names
+        wanted = [c for c in (SOURCE_FILE_COLUMN, "source_row", "suggestion") if c in columns]
+        tiers.update(tally(folder.read(name, wanted)))
+    return dict(tiers)
 
 
 def embed_vocabulary(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,

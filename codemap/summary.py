@@ -10,6 +10,14 @@ from rich.table import Table
 SCORE_BANDS = (0.9, 0.8, 0.7, 0.5)
 
 
+def tier_line(tiers: dict) -> str:
+    """"review tiers (sources): …" — the same line for the local and the Ray engine."""
+    from .triage import NO_CANDIDATES, SUGGESTIONS
+
+    names = [*SUGGESTIONS, NO_CANDIDATES] if NO_CANDIDATES in tiers else SUGGESTIONS
+    return "review tiers (sources): " + ", ".join(f"{name} {tiers.get(name, 0):,}" for name in names)
+
+
 def print_map_summary(result, output: Path, console: Console | None = None) -> None:
     """Rows read / mapped, the top-score distribution, timings and cache use."""
     console = console or Console(stderr=False, highlight=False)
@@ -29,11 +37,7 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
         bands = ", ".join(f"≥{b:.1f}: {np.mean(top >= b):.0%}" for b in SCORE_BANDS)
         console.print(f"top-1 score median {np.median(top):.3f}; {bands}")
     if result.tiers:
-        from .triage import NO_CANDIDATES, SUGGESTIONS
-
-        names = [*SUGGESTIONS, NO_CANDIDATES] if NO_CANDIDATES in result.tiers else SUGGESTIONS
-        tiers = ", ".join(f"{name} {result.tiers.get(name, 0):,}" for name in names)
-        console.print(f"review tiers (sources): {tiers}")
+        console.print(tier_line(result.tiers))
         if run.get("broader_proposals"):
             console.print(f"broader (uphill) proposals: {run['broader_proposals']:,} sources")
     console.print(f"confidence: {run.get('confidence', 'none')}")

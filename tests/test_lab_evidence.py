@@ -1,5 +1,4 @@
 """Learned abbreviations, category → CLASS and usage evidence, and the hybrid's margin on MIMIC."""
-import csv
 from dataclasses import replace
 
 import pytest

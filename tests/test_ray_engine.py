@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed")
 
 from codemap.cli import app  # noqa: E402
-from codemap.config import EncoderConfig, MapConfig, RankConfig, RayConfig  # noqa: E402
+from codemap.config import MapConfig, RankConfig, RayConfig  # noqa: E402
 from codemap.errors import CodemapError  # noqa: E402
 from codemap.parts import MANIFEST, SOURCE_FILE_COLUMN, read_parts  # noqa: E402
 from codemap.pipeline import map_codes  # noqa: E402
 from codemap.ray_engine import BlockMapper, map_with_ray  # noqa: E402
-from codemap.triage import SUGGESTIONS  # noqa: E402
+from codemap.summary import tier_line  # noqa: E402
+from codemap.triage import SUGGESTIONS, tally  # noqa: E402
 
 from .conftest import DATA, EXAMPLES  # noqa: E402
 
@@ -88,7 +89,10 @@ def test_ray_equals_local_engine(ray_run, config):
     assert len({p["worker"] for p in manifest["parts"].values()}) >= 1
     assert manifest["run"]["engine"] == "ray" and manifest["run"]["target"] == "LOINC"
     assert manifest["run"]["confidence"].startswith("shipped lab calibration")
-    assert_same_candidates(read_parts(out), map_codes(config).candidates)
+    parts = read_parts(out)
+    assert_same_candidates(parts, map_codes(config).candidates)
+    # Summed part by part, as the local engine does; every source row counted once.
+    assert counts["tiers"] == dict(tally(parts)) and sum(counts["tiers"].values()) == 150
 
 
 def test_resume_maps_only_the_unfinished_parts(ray_run, config, tmp_path):
@@ -135,6 +139,7 @@ def test_cli_map_ray_then_review(ray_cluster, shared_cache, tmp_path):
     assert result.exit_code == 0, result.output
     parts = read_parts(out)
     assert set(parts[SOURCE_FILE_COLUMN]) == {"labs.csv", "labs_de.csv"}
+    assert tier_line(tally(parts)) in result.output  # sources of both lists, counted once each
     result = runner.invoke(app, ["review", str(out), "-o", str(tmp_path / "review.xlsx"),
                                  "--site", SOURCE_FILE_COLUMN])
     assert result.exit_code == 0, result.output

@@ -13,10 +13,9 @@ from typer.testing import CliRunner
 from codemap.cli import app
 from codemap.errors import CodemapError
 from codemap.rerank import CrossEncoder, rerank_candidates
-from codemap.train.config import TrainConfig
 from codemap.train.kg import build_graph
 from codemap.train.rerank import (group_loss, load_base, mine_negatives, plan_anchors,
-                                  save_reranker, step_groups, train_reranker)
+                                  save_reranker, step_groups)
 from codemap.train.sources import load_obo
 
 DATA = Path(__file__).parent / "data"

@@ -1,6 +1,5 @@
 """The review loop on real files: map → a reviewer edits the workbook → apply to each format →
 map a changed list with the mapping memory. Real default model, real LOINC concepts with OMOP ids."""
-import csv
 import io
 import shutil
 from pathlib import Path

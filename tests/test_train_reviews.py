@@ -4,7 +4,6 @@ batches with the rejected candidates, a tiny random BERT trained through the CLI
 never quality), the report, and the user errors."""
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
