@@ -8,9 +8,13 @@ categories (category, subcategories, codes: the sibling codes are the hard distr
 English title each. Train with `--kg icd10cm --holdout` this file so the queries never reach the
 training names.
 
-usage: python benchmarks/build_icd_inclusion_dev.py [N]   (default 400)
-writes benchmarks/data/icd10cm_inclusion_dev.tsv (term, icd10cm_code) and
-       benchmarks/data/icd10cm_inclusion_target.csv (code, name)
+usage: python benchmarks/build_icd_inclusion_dev.py [N [SEED NAME]]   (default 400 0 dev)
+writes benchmarks/data/icd10cm_inclusion_NAME.tsv (term, icd10cm_code) and
+       benchmarks/data/icd10cm_inclusion_NAME_target.csv (code, name) — for the default NAME "dev"
+       the target keeps its first name, icd10cm_inclusion_target.csv.
+A NAME other than "dev" is a fresh confirmation set: its terms are drawn (with SEED) among the
+candidates not already in the dev set, so a configuration tuned on the dev set can be confirmed
+on queries nobody has looked at.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from codemap.train.kg import clean_name
 OUT = Path(__file__).parent / "data"
 
 
-def main(n: int = 400) -> None:
+def main(n: int = 400, seed: int = 0, name: str = "dev") -> None:
     codes = [c for c in icd.get_all_codes(True) if not icd.is_chapter_or_block(c)]
     titles = {clean_name(icd.get_description(c)) for c in codes}
     pairs = [(term, code) for code in codes for term in icd.get_inclusion_term(code)
@@ -34,17 +38,22 @@ def main(n: int = 400) -> None:
     frame = pd.DataFrame(pairs, columns=["term", "icd10cm_code"])
     # a term listed under two codes has no single answer
     frame = frame[~frame["term"].map(clean_name).duplicated(keep=False)]
-    dev = frame.iloc[np.random.default_rng(0).choice(len(frame), size=n, replace=False)]
+    if name != "dev":  # a confirmation set never repeats a dev query
+        seen = pd.read_csv(OUT / "icd10cm_inclusion_dev.tsv", sep="\t")["term"].map(clean_name)
+        frame = frame[~frame["term"].map(clean_name).isin(set(seen))]
+    dev = frame.iloc[np.random.default_rng(seed).choice(len(frame), size=n, replace=False)]
     dev = dev.sort_values("icd10cm_code")
     categories = sorted({code[:3] for code in dev["icd10cm_code"]})
     target = [(c, icd.get_description(c)) for cat in categories
               for c in [cat, *icd.get_descendants(cat)] if not icd.is_extended_subcategory(c)]
     OUT.mkdir(exist_ok=True)
-    dev.to_csv(OUT / "icd10cm_inclusion_dev.tsv", sep="\t", index=False)
-    pd.DataFrame(target, columns=["code", "name"]).to_csv(OUT / "icd10cm_inclusion_target.csv", index=False)
+    target_file = "icd10cm_inclusion_target.csv" if name == "dev" else f"icd10cm_inclusion_{name}_target.csv"
+    dev.to_csv(OUT / f"icd10cm_inclusion_{name}.tsv", sep="\t", index=False)
+    pd.DataFrame(target, columns=["code", "name"]).to_csv(OUT / target_file, index=False)
     print(f"{len(dev)} dev terms of {len(frame)} candidates, {len(target)} target codes "
           f"in {len(categories)} categories")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400)
+    args = sys.argv[1:]
+    main(int(args[0]) if args else 400, *([int(args[1]), args[2]] if len(args) > 2 else []))

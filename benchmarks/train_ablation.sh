@@ -31,6 +31,10 @@ evaluate() {  # model name
   OMP_NUM_THREADS=1 "$py" -m codemap eval benchmarks/data/icd10cm_inclusion_dev.tsv \
     --target benchmarks/data/icd10cm_inclusion_target.csv --gold-col icd10cm_code --text-col term \
     --model "$model" --cache-dir "$out/cache-$name" --quiet > "$out/eval-icd-$name.txt"
+  # the confirmation set (seed 1, no dev query): only the confirm preset holds it out of training
+  OMP_NUM_THREADS=1 "$py" -m codemap eval benchmarks/data/icd10cm_inclusion_confirm.tsv \
+    --target benchmarks/data/icd10cm_inclusion_confirm_target.csv --gold-col icd10cm_code --text-col term \
+    --model "$model" --cache-dir "$out/cache-$name" --quiet > "$out/eval-icd-confirm-$name.txt"
 }
 evaluate "$out/cosine/model" cosine & evaluate "$out/none/model" none & wait
 [ "${SKIP_BASE:-0}" = 1 ] || evaluate default base
