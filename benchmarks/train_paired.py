@@ -3,7 +3,8 @@ so a gain is judged by the queries that flip (sign test on discordant pairs at a
 independent accuracies. Run after benchmarks/train_ablation.sh (it reuses that run's index
 caches, so only the queries are encoded again).
 
-usage: python benchmarks/train_paired.py OUT_DIR   (the folder train_ablation.sh wrote)
+usage: python benchmarks/train_paired.py OUT_DIR [SET ...]   (the folder train_ablation.sh wrote;
+       SET: labs, icd, icd-confirm — default all)
 """
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ DEV_SETS = {
     "icd": dict(gold=Path("benchmarks/data/icd10cm_inclusion_dev.tsv"),
                 target="benchmarks/data/icd10cm_inclusion_target.csv", gold_col="icd10cm_code",
                 text_cols=("term",)),
+    "icd-confirm": dict(gold=Path("benchmarks/data/icd10cm_inclusion_confirm.tsv"),
+                        target="benchmarks/data/icd10cm_inclusion_confirm_target.csv",
+                        gold_col="icd10cm_code", text_cols=("term",)),
 }
 
 
@@ -31,9 +35,11 @@ def sign_test(wins: int, losses: int) -> float:
     return min(1.0, 2 * sum(comb(n, i) for i in range(low + 1)) / 2 ** n)
 
 
-def main(out: Path) -> None:
+def main(out: Path, only: list[str]) -> None:
     models = {"base": "default", "cosine": str(out / "cosine" / "model"), "none": str(out / "none" / "model")}
     for dev, spec in DEV_SETS.items():
+        if only and dev not in only:
+            continue
         top1 = {}
         for name, model in models.items():
             result = evaluate_gold(EvalConfig(**spec, encoder=EncoderConfig(model=model),
@@ -55,4 +61,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), sys.argv[2:])
