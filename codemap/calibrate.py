@@ -26,7 +26,7 @@ import pandas as pd
 
 from . import __version__
 from .config import EvalConfig
-from .confidence import Calibrator, candidate_features, ranking_key, target_domain
+from .confidence import Calibrator, candidate_features, logistic, ranking_key, target_domain
 
 log = logging.getLogger(__name__)
 
@@ -128,18 +128,13 @@ def fit_logistic(features: np.ndarray, labels: np.ndarray) -> dict:
             "intercept": round(float(model.intercept_[0]), 6)}
 
 
-def _predict(fitted: dict, features: np.ndarray) -> np.ndarray:
-    x = (features - np.asarray(fitted["mean"])) / np.asarray(fitted["scale"])
-    return 1.0 / (1.0 + np.exp(-(x @ np.asarray(fitted["coef"]) + fitted["intercept"])))
-
-
 def cross_fit(features: np.ndarray, labels: np.ndarray, fold_of_row: np.ndarray,
               folds: int) -> np.ndarray:
     """Out-of-fold confidence for every candidate row."""
     out = np.zeros(len(labels))
     for f in range(folds):
         test = fold_of_row == f
-        out[test] = _predict(fit_logistic(features[~test], labels[~test]), features[test])
+        out[test] = logistic(features[test], **fit_logistic(features[~test], labels[~test]))
     return out
 
 

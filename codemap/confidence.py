@@ -40,7 +40,8 @@ def candidate_features(found: pd.DataFrame) -> np.ndarray:
     by_query = ordered.groupby("query", sort=False)["score"]
     margin = (ordered["score"] - by_query.shift(-1)).fillna(0.0)
     gap = by_query.transform("max") - ordered["score"]
-    top_margin = ordered.groupby("query", sort=False)["score"].transform(_first_margin)
+    # Top score minus the second (0 with one candidate): the rank-1 row's margin, for every row.
+    top_margin = margin.groupby(ordered["query"], sort=False).transform("first")
     is_top = (frame["rank"] == 1).astype(float)
     adjust = found["explanation"].fillna("").map(_adjustments)
     columns = {
@@ -62,9 +63,10 @@ def candidate_features(found: pd.DataFrame) -> np.ndarray:
     return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
 
 
-def _first_margin(scores: pd.Series) -> float:
-    """Top score minus the second (0 with one candidate); scores in rank order."""
-    return float(scores.iloc[0] - scores.iloc[1]) if len(scores) > 1 else 0.0
+def logistic(features: np.ndarray, mean, scale, coef, intercept: float) -> np.ndarray:
+    """The calibrator's model: standardise the features, then a logistic function."""
+    x = (features - np.asarray(mean)) / np.asarray(scale)
+    return 1.0 / (1.0 + np.exp(-(x @ np.asarray(coef) + intercept)))
 
 
 def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -118,8 +120,7 @@ class Calibrator:
         """Confidence (0..1) for every candidate row of rank_hybrid's frame."""
         if len(found) == 0:
             return np.zeros(0)
-        x = (candidate_features(found) - np.asarray(self.mean)) / np.asarray(self.scale)
-        return 1.0 / (1.0 + np.exp(-(x @ np.asarray(self.coef) + self.intercept)))
+        return logistic(candidate_features(found), self.mean, self.scale, self.coef, self.intercept)
 
     def threshold_for(self, precision: float) -> float | None:
         """Lowest confidence at which the dev top-1 precision, and every stricter threshold's,
@@ -164,13 +165,17 @@ class Calibrator:
         return Calibrator(**data)
 
 
-def shipped_calibrators() -> list[Calibrator]:
-    """The calibrations shipped in codemap/data/calibration/."""
+def _shipped_files() -> list[Path]:
+    """The calibration files shipped in codemap/data/calibration/, in name order."""
     folder = resources.files("codemap.data") / "calibration"
     if not folder.is_dir():
         return []
-    return [Calibrator.load(Path(str(f))) for f in sorted(folder.iterdir(), key=str)
-            if f.name.endswith(".json")]
+    return sorted(Path(str(f)) for f in folder.iterdir() if f.name.endswith(".json"))
+
+
+def shipped_calibrators() -> list[Calibrator]:
+    """The calibrations shipped in codemap/data/calibration/."""
+    return [Calibrator.load(f) for f in _shipped_files()]
 
 
 def calibration_fingerprint(path: Path | None) -> str:
@@ -178,9 +183,7 @@ def calibration_fingerprint(path: Path | None) -> str:
     run's parts made under another calibration are not reused."""
     if path is not None:  # a missing file fails where it is loaded, with its own message
         return sha256_file(Path(path)) if Path(path).is_file() else f"missing {path}"
-    folder = resources.files("codemap.data") / "calibration"
-    files = sorted(str(f) for f in folder.iterdir() if f.name.endswith(".json")) if folder.is_dir() else []
-    return sha256_text(*(sha256_file(Path(f)) for f in files))
+    return sha256_text(*(sha256_file(f) for f in _shipped_files()))
 
 
 def choose_calibrator(path: Path | None, model: str, domain: str,

@@ -12,6 +12,7 @@ candidates it covers.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,21 @@ MAX_DEPTH = 2  # is-a steps searched above each candidate: further up is too bro
 TOP_N = 3  # candidates whose common ancestor is looked for
 BROADER_EQUIVALENCE = "wider"  # the target is wider than the source
 BROADER_NOTE = "broader: is-a ancestor of"  # starts the explanation of a proposal
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A vocabulary's is-a parents and its concept names, read once per run (`Mapper.load`):
+    proposals are made block by block, and the whole-vocabulary maps must not be rebuilt for each."""
+
+    parents: dict[str, list[str]]
+    names: dict[str, str]  # code → preferred name, for the proposal rows
+
+    @classmethod
+    def of(cls, vocab) -> "Hierarchy":
+        parents = parent_map(vocab)
+        names = dict(zip(vocab.concepts["code"], vocab.concepts["name"])) if parents else {}
+        return cls(parents, names)
 
 
 def parent_map(vocab) -> dict[str, list[str]]:
@@ -77,14 +93,13 @@ def nearest_broader(codes: list[str], parents: dict[str, list[str]]) -> tuple[st
     return best[1], best[2]
 
 
-def propose_broader(candidates: pd.DataFrame, vocab, below: float) -> pd.DataFrame:
+def propose_broader(candidates: pd.DataFrame, hierarchy: Hierarchy, below: float) -> pd.DataFrame:
     """Propose a broader concept for each source whose top confidence is below `below` (a row
     of its own, or the candidate row that already is that concept; its explanation starts with
     BROADER_NOTE). Needs `confidence`; no hierarchy, no proposals."""
-    parents = parent_map(vocab)
+    parents, names = hierarchy.parents, hierarchy.names
     if not parents or "confidence" not in candidates:
         return candidates
-    names = dict(zip(vocab.concepts["code"], vocab.concepts["name"]))
     candidates = candidates.copy()
     if "equivalence" not in candidates:
         candidates["equivalence"] = ""

@@ -29,7 +29,7 @@ from .labs import add_loinc_axes, lab_scorers
 from .language import LanguageGuess, names_language, source_language
 from .lexical import load_or_build_lexical
 from .files import sha256_text
-from .hierarchy import BROADER_NOTE, propose_broader
+from .hierarchy import BROADER_NOTE, Hierarchy, propose_broader
 from .memory import MEMORY_COLUMN
 from .rank import for_languages, rank_hybrid
 from .readers import SourceTable, iter_code_list, read_code_list
@@ -80,6 +80,7 @@ class Mapper:
     calibrator: object | None = None  # codemap.confidence.Calibrator for this model and ranking
     decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
     reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
+    hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)
 
     @classmethod
     def load(cls, config: MapConfig) -> "Mapper":
@@ -111,7 +112,8 @@ class Mapper:
         decisions = {"confidence": calibration, **decision_support(calibrator, config)}
         return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
                    calibrator, decisions,
-                   CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None)
+                   CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
+                   Hierarchy.of(vocab) if calibrator is not None else None)
 
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
@@ -135,7 +137,7 @@ class Mapper:
         # Confidence, uphill proposals and suggestions need only each row's own candidates, so
         # they are made here, per block, and kept in the block parts.
         if self.calibrator is not None:
-            candidates = propose_broader(candidates, self.vocab, self.config.broader_below)
+            candidates = propose_broader(candidates, self.hierarchy, self.config.broader_below)
             candidates = suggest(candidates, self.decisions["no_match_below"],
                                  self.decisions["_threshold"], self.config.auto_accept)
         if self.config.llm is not None:

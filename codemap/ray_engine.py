@@ -154,6 +154,8 @@ def _tiers(folder: PartsFolder) -> dict:
     tiers = Counter()
     for name in sorted(folder.parts):
         columns = pq.read_schema(folder.folder / name).names
+        if "suggestion" not in columns:  # no calibration for this run: no tiers to count
+            continue
         wanted = [c for c in (SOURCE_FILE_COLUMN, "source_row", "suggestion") if c in columns]
         tiers.update(tally(folder.read(name, wanted)))
     return dict(tiers)
