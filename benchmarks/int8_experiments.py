@@ -33,21 +33,33 @@ ffn_out = [n for n in names if n.endswith("/output/dense/MatMul") and "attention
 attn_out = [n for n in names if "attention/output/dense" in n]
 l0 = [n for n in names if "layer.0/" in n]; l5 = [n for n in names if "layer.5/" in n]
 
-def dyn(name, **kw):
+def dyn(name, source=None, ops=("MatMul",), **kw):
     target = Q / f"{name}.onnx"
     if not target.exists():
         logging.disable(logging.WARNING)
         extra = {"DefaultTensorType": TensorProto.FLOAT, **kw.pop("extra", {})}
-        quantize_dynamic(str(raw), str(target), op_types_to_quantize=["MatMul"], extra_options=extra, **kw)
+        quantize_dynamic(str(source or raw), str(target), op_types_to_quantize=list(ops),
+                         extra_options=extra, **kw)
         logging.disable(logging.NOTSET)
     return target
 
-def nbits(name, bits=8, block=32):
+def fused_qattention(name):
+    # onnxruntime's BERT fusions (Attention, SkipLayerNorm, BiasGelu), then int8 QAttention too
+    target = Q / f"{name}.onnx"
+    if not target.exists():
+        from codemap.export import convert
+        fused = Q / "fused.onnx"
+        convert.optimize_graph(raw, fused, convert.load_checkpoint(resolve_model("default"))[0].config)
+        dyn(name, source=fused, ops=("MatMul", "Attention"), weight_type=QuantType.QInt8, per_channel=True)
+    return target
+
+def nbits(name, bits=8, block=32, level=None):
+    # accuracy_level 4: activations quantised to int8 per block of `block` inputs, int8 maths
     target = Q / f"{name}.onnx"
     if not target.exists():
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
         m = onnx.load(str(raw))
-        qz = MatMulNBitsQuantizer(m, bits=bits, block_size=block, is_symmetric=True)
+        qz = MatMulNBitsQuantizer(m, bits=bits, block_size=block, is_symmetric=True, accuracy_level=level)
         qz.process()
         qz.model.save_model_to_file(str(target), use_external_data_format=False)
     return target
@@ -62,6 +74,8 @@ configs = {
   "G B minus attention output dense": lambda: dyn("G", weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=act+attn_out),
   "H MatMulNBits 8-bit block 32 (weight-only)": lambda: nbits("H", 8, 32),
   "I MatMulNBits 8-bit block 128": lambda: nbits("I", 8, 128),
+  "K fused graph, MatMul + Attention (QAttention) int8": lambda: fused_qattention("K"),
+  "L MatMulNBits 8-bit block 128, int8 activations per block": lambda: nbits("L", 8, 128, level=4),
   "J fp32 (reference)": lambda: raw,
 }
 only = sys.argv[2:]

@@ -48,6 +48,7 @@ class BenchRow:
     vs_sorted: float  # ratio to (b)
     peak_rss_mb: float  # resident memory added while this method ran
     top1_agreement: float  # with (a)
+    top1_agreement_clear: float  # with (a), on the queries whose (a) top-1 leads clearly
 
 
 def bench_terms(n: int) -> tuple[list[str], slice, slice]:
@@ -90,8 +91,9 @@ def run_bench(config: BenchConfig) -> tuple[list[BenchRow], dict]:
         encoder = Encoder(dataclasses.replace(onnx_info, onnx_file=filename), enc_config)
         runs.append((f"{chr(ord('a') + len(runs))} onnx {variant}",
                      lambda e=encoder: e.encode(terms)))
-    rows = _measure(runs, terms, queries, corpus)
+    rows, clear_share = _measure(runs, terms, queries, corpus)
     return rows, {"terms": len(terms), "queries": queries.stop, "corpus": corpus.stop - corpus.start,
+                  "clear_share": clear_share,
                   "batch_size": config.batch_size, "model": config.model,
                   "export": str(onnx_info.path)}
 
@@ -101,7 +103,8 @@ def _reference(backend: TorchBackend, terms: list[str], batch_size: int) -> np.n
                            for i in range(0, len(terms), batch_size)])
 
 
-def _measure(runs, terms: list[str], queries: slice, corpus: slice) -> list[BenchRow]:
+def _measure(runs, terms: list[str], queries: slice, corpus: slice) -> tuple[list[BenchRow], float]:
+    """The rows, and the share of queries whose (a) top-1 leads clearly (export.parity)."""
     results = []
     for name, run in runs:
         with _PeakRss() as peak:
@@ -109,21 +112,21 @@ def _measure(runs, terms: list[str], queries: slice, corpus: slice) -> list[Benc
             vectors = run()
             seconds = time.perf_counter() - started
         results.append((name, seconds, vectors, peak.added_mb))
+    from .export.parity import clear_leads, top_k
+
     reference, sorted_speed = results[0], len(terms) / results[1][1]
-    ref_top1 = _top1(reference[2], queries, corpus)
+    ref_top = top_k(reference[2][queries], reference[2][corpus], 2)
+    clear = clear_leads(reference[2][queries], reference[2][corpus], ref_top)
     rows = []
     for name, seconds, vectors, added in results:
         speed = len(terms) / seconds
+        agree = top_k(vectors[queries], vectors[corpus], 2)[:, 0] == ref_top[:, 0]
         rows.append(BenchRow(method=name, seconds=seconds, terms_per_s=speed,
                              vs_reference=speed / (len(terms) / reference[1]),
                              vs_sorted=speed / sorted_speed, peak_rss_mb=added,
-                             top1_agreement=float((_top1(vectors, queries, corpus) == ref_top1).mean())))
-    return rows
-
-
-def _top1(vectors: np.ndarray, queries: slice, corpus: slice) -> np.ndarray:
-    """Row of the nearest corpus term of each query."""
-    return (vectors[queries] @ vectors[corpus].T).argmax(axis=1)
+                             top1_agreement=float(agree.mean()),
+                             top1_agreement_clear=float(agree[clear].mean()) if clear.any() else 1.0))
+    return rows, float(clear.mean())
 
 
 class _PeakRss:

@@ -42,6 +42,12 @@ MAX_ACCURACY_DROP = 0.02
 # torch on at least this share of queries, so that switching runtimes does not change results
 # a reviewer would notice. Otherwise the CPU runs fp32, which equals torch (cosine 1.0).
 MIN_DEFAULT_AGREEMENT = 0.99
+# Why 0.99 is out of reach for 8-bit: with the default MiniLM, 1.0 % of the parity queries have a
+# torch top-1 less than 1e-4 of cosine ahead of the runner-up and 10 % less than 3e-3, while
+# int8's score error is ~7e-3 (median): any reduced precision flips those near-ties. So the report
+# also gives the agreement on the queries torch ranks decisively — leader ahead by CLEAR_LEAD
+# (71 % of queries) — where a flip would be a real change of answer, not a coin toss.
+CLEAR_LEAD = 0.01
 
 
 @dataclass(frozen=True)
@@ -71,11 +77,12 @@ def loinc_terms(limit: int | None = None) -> ParityTerms:
 
 
 def top_k(queries: np.ndarray, corpus: np.ndarray, k: int) -> np.ndarray:
-    """Row numbers of the k most similar corpus vectors per query (inner product), best first."""
+    """Row numbers of the k most similar corpus vectors per query (inner product), best first;
+    equal scores (duplicate names) in row order, so that equal inputs give equal answers."""
     scores = queries @ corpus.T
     k = min(k, corpus.shape[0])
     part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    order = np.take_along_axis(scores, part, axis=1).argsort(axis=1)[:, ::-1]
+    order = np.lexsort((part, -np.take_along_axis(scores, part, axis=1)), axis=-1)
     return np.take_along_axis(part, order, axis=1)
 
 
@@ -88,6 +95,8 @@ def compare(reference: np.ndarray, candidate: np.ndarray, terms: ParityTerms) ->
     n = len(terms.queries)
     ref_top = top_k(ref[:n], ref[n:], 10)
     cand_top = top_k(cand[:n], cand[n:], 10)
+    agree = ref_top[:, 0] == cand_top[:, 0]
+    clear = clear_leads(ref[:n], ref[n:], ref_top)
     overlap = [len(set(a) & set(b)) / a.size for a, b in zip(ref_top, cand_top)]
     ref_top1, ref_top10 = _accuracy(ref_top, terms)
     top1, top10 = _accuracy(cand_top, terms)
@@ -95,8 +104,19 @@ def compare(reference: np.ndarray, candidate: np.ndarray, terms: ParityTerms) ->
             "top1_accuracy_drop": ref_top1 - top1, "top10_recall_drop": ref_top10 - top10,
             "terms": len(cosine), "cosine_min": float(cosine.min()),
             "cosine_mean": float(cosine.mean()), "worst_term": terms.all[worst],
-            "top1_agreement": float((ref_top[:, 0] == cand_top[:, 0]).mean()),
+            "top1_agreement": float(agree.mean()),
+            "top1_agreement_clear": float(agree[clear].mean()) if clear.any() else 1.0,
+            "clear_share": float(clear.mean()),
             "top10_overlap": float(np.mean(overlap))}
+
+
+def clear_leads(queries: np.ndarray, corpus: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Which queries have their first corpus vector (`top`, from top_k) at least CLEAR_LEAD
+    ahead of the second."""
+    if top.shape[1] < 2:
+        return np.ones(len(top), dtype=bool)
+    first, second = (np.einsum("ij,ij->i", queries, corpus[top[:, k]]) for k in (0, 1))
+    return first - second >= CLEAR_LEAD
 
 
 def check_parity(torch_info: ModelInfo, onnx_info: ModelInfo, variants: dict[str, str],

@@ -135,7 +135,30 @@ def test_default_model_export_parity(default_export):
     assert int8["cosine_mean"] > 0.98 and int8["top10_recall_drop"] <= 0.02
     assert report["variants"]["fp32"]["cosine_min"] > 0.9999
     assert report["variants"]["fp32"]["top1_agreement"] == 1.0
+    assert report["variants"]["fp32"]["top1_agreement_clear"] == 1.0
+    assert int8["top1_agreement_clear"] >= int8["top1_agreement"]  # flips gather in near-ties
     assert "int8" in output and "exported default" in output
+    assert "on clear leads" in (out / "README.md").read_text()
+
+
+def test_agreement_on_clear_leads_counts_only_decisive_queries():
+    from codemap.export.parity import CLEAR_LEAD, ParityTerms, compare
+
+    def unit(*rows):
+        v = np.array(rows, dtype=float)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    terms = ParityTerms(queries=["tie", "clear"], corpus=["x", "y", "z"],
+                        query_codes=["1", "3"], corpus_codes=["1", "2", "3"])
+    corpus = np.eye(3)
+    # "tie" sits between x and y (x ahead by far less than CLEAR_LEAD); "clear" is on z.
+    reference = np.vstack([unit([1 + CLEAR_LEAD / 10, 1, 0], [0, 0.2, 1]), corpus])
+    tie_flips = np.vstack([unit([1, 1 + CLEAR_LEAD / 10, 0], [0, 0.2, 1]), corpus])
+    clear_flips = np.vstack([unit([1 + CLEAR_LEAD / 10, 1, 0], [0, 1, 0.2]), corpus])
+    near = compare(reference, tie_flips, terms)
+    assert (near["top1_agreement"], near["top1_agreement_clear"], near["clear_share"]) == (0.5, 1.0, 0.5)
+    real = compare(reference, clear_flips, terms)
+    assert (real["top1_agreement"], real["top1_agreement_clear"]) == (0.5, 0.0)
 
 
 def test_smoothing_keeps_the_models_function(tiny_model):
@@ -216,6 +239,7 @@ def test_bench_command_on_tiny_model(tiny_model, tiny_export):
     assert [line.split(" | ")[0] for line in lines[1:]] == ["| a torch fp32, fixed unsorted batches",
                                                           "| b torch fp32, length-sorted (Encoder)",
                                                           "| c onnx fp32", "| d onnx int8"]
+    assert lines[1].endswith("| 1.000 | 1.000 |")  # (a) agrees with itself
     assert "| 1.000 |" in lines[2]  # sorted torch finds the same neighbours as unsorted torch
     bad = runner.invoke(app, ["bench", "--model", str(tiny_export.folder), "--terms", "300"])
     assert bad.exit_code == 2 and "needs the PyTorch model" in bad.output
