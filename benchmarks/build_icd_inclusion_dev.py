@@ -42,7 +42,7 @@ def main(n: int = 400, seed: int = 0, name: str = "dev") -> None:
         seen = pd.read_csv(OUT / "icd10cm_inclusion_dev.tsv", sep="\t")["term"].map(clean_name)
         frame = frame[~frame["term"].map(clean_name).isin(set(seen))]
     dev = frame.iloc[np.random.default_rng(seed).choice(len(frame), size=n, replace=False)]
-    dev = dev.sort_values("icd10cm_code")
+    dev = dev.sort_values("icd10cm_code", kind="stable")  # ties keep the sampled order: rebuilds match
     categories = sorted({code[:3] for code in dev["icd10cm_code"]})
     target = [(c, icd.get_description(c)) for cat in categories
               for c in [cat, *icd.get_descendants(cat)] if not icd.is_extended_subcategory(c)]
