@@ -55,12 +55,15 @@ class BackendChoice(str, Enum):
     auto = "auto"
     torch = "torch"
     onnx = "onnx"
+    int8 = "int8"
 
 
 BackendOption = typer.Option(BackendChoice(EncoderConfig.backend), "--backend",
                              help="auto: ONNX Runtime (a model folder is exported to ONNX once "
                                   "into the model cache, needing torch that one time), else "
-                                  "PyTorch; torch or onnx to insist on one.")
+                                  "PyTorch; torch or onnx to insist on one; int8: the export's "
+                                  "int8 variant on CPU (about 2x fp32; may pick another of two "
+                                  "near-identical names).")
 TextColOption = typer.Option(None, "--text-col",
                              help="Column holding the text to map; repeat to join several.")
 WeightOption = typer.Option(None, "--encoder-weight", min=0.0, max=1.0,

@@ -81,7 +81,8 @@ class EncoderConfig:
     batch_size: int = 64
     device: str = "auto"  # "auto", "cpu" or "cuda"
     # "auto": ONNX Runtime when the model is an export or can be exported once into the model
-    # cache (needs torch that one time), else PyTorch; "torch" or "onnx" to insist on one.
+    # cache (needs torch that one time), else PyTorch; "torch" or "onnx" to insist on one;
+    # "int8": the export's int8 variant on CPU.
     backend: str = "auto"
 
 

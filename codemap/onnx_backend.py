@@ -82,6 +82,10 @@ def _open_session(ort, info: ModelInfo, device: str):
     `onnx_file` (int8 only when the export found it agrees with torch, see export.parity)."""
     variants = info.extra.get("variants", {})
     cuda_listed = CUDA in ort.get_available_providers()
+    if info.extra.get("cpu_only"):  # --backend int8: dynamic int8 kernels are CPU kernels
+        if device == "cuda":
+            raise CodemapError("--backend int8 runs on CPU; drop --device cuda (the GPU runs fp16)")
+        cuda_listed = False
     if device == "cuda" and not cuda_listed:
         raise CodemapError("--device cuda was asked for, but onnxruntime has no CUDA provider; "
                            "install onnxruntime-gpu in place of onnxruntime (see README)")

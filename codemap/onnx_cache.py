@@ -1,4 +1,4 @@
-"""Which runtime embeds for `--backend auto|torch|onnx`, and the ONNX exports made on first use.
+"""Which runtime embeds for `--backend auto|torch|onnx|int8`, and the ONNX exports made on first use.
 
 With `auto` (the default) a Hugging Face folder model (`--model default`, a `codemap train` run,
 a hub id) is exported once to ONNX into the model cache and run with ONNX Runtime from then on:
@@ -6,7 +6,9 @@ a hub id) is exported once to ONNX into the model cache and run with ONNX Runtim
 The cache folder is keyed by the weights' hash, the variants exported and the export code, so a
 retrained model or a changed exporter gets a fresh export. The export is built in a temporary
 folder and renamed into place after its parity check, so a killed export leaves nothing that a
-later run would load.
+later run would load. `int8` runs the export's int8 variant on CPU even where the parity check
+kept it from being the default (about 2x fp32; the top-1 may change between near-identical names,
+see export/parity.py).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from .models import MANIFEST, Backend, ModelInfo, read_manifest
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("auto", "torch", "onnx")
+BACKENDS = ("auto", "torch", "onnx", "int8")
 EXPORT_PACKAGES = ("torch", "transformers", "onnx")  # what a first export needs
 
 
@@ -41,13 +43,13 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path) -> ModelInfo:
         if backend == "torch":
             raise CodemapError(f"{info.path}: an ONNX export cannot run with --backend torch; "
                                f"pass the checkpoint it was exported from")
-        return info
+        return _int8(info) if backend == "int8" else info
     if backend == "torch":
         return info
     folder = export_folder(info, model_dir)
     if not (folder / MANIFEST).exists():
         missing = [name for name in EXPORT_PACKAGES if not _installed(name)]
-        if missing and (backend == "onnx" or "torch" in missing):
+        if missing and (backend != "auto" or "torch" in missing):
             raise CodemapError(
                 f"model {info.id!r} has no ONNX export yet and {', '.join(missing)} "
                 f"{'is' if len(missing) == 1 else 'are'} not installed: pip install torch onnx "
@@ -58,7 +60,19 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path) -> ModelInfo:
             return info
         _export_into(info, folder)
     exported = read_manifest(folder, info.id)
-    return dataclasses.replace(exported, extra={**exported.extra, "source_path": str(info.path)})
+    exported = dataclasses.replace(exported, extra={**exported.extra, "source_path": str(info.path)})
+    return _int8(exported) if backend == "int8" else exported
+
+
+def _int8(export: ModelInfo) -> ModelInfo:
+    """`export` set to run its int8 file (a CPU format: OnnxBackend keeps it off CUDA)."""
+    variants = export.extra.get("variants", {})
+    if "int8" not in variants:
+        raise CodemapError(f"{export.path}: this export has no int8 variant (it failed its parity "
+                           f"check or was not made); re-export with `codemap export ... --int8`, "
+                           f"or drop --backend int8")
+    return dataclasses.replace(export, onnx_file=variants["int8"],
+                               extra={**export.extra, "cpu_only": True})
 
 
 def _installed(package: str) -> bool:

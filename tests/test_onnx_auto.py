@@ -95,7 +95,7 @@ def index_cache(tmp_path_factory) -> Path:
 def test_map_records_backend_and_keeps_index_caches_apart(auto_encoder, index_cache, tmp_path):
     cache = index_cache
     runs = {}
-    for backend in ("torch", "auto"):
+    for backend in ("torch", "auto", "int8"):
         out = tmp_path / f"{backend}.xlsx"
         result = runner.invoke(app, ["map", str(EXAMPLES / "labs.csv"), "--target",
                                      str(SMALL_TARGET), "-o", str(out), "--top-k", "2",
@@ -106,8 +106,10 @@ def test_map_records_backend_and_keeps_index_caches_apart(auto_encoder, index_ca
         runs[backend] = {r[0]: r[1] for r in book["run"].iter_rows(min_row=2, values_only=True)}
     assert runs["torch"]["backend"] == "torch on cpu (--backend torch)"
     assert runs["auto"]["backend"] == f"{auto_encoder.variant} on CPUExecutionProvider (--backend auto)"
+    assert runs["int8"]["backend"] == "onnx-int8 on CPUExecutionProvider (--backend int8)"
     assert runs["torch"]["index_cache"] == runs["auto"]["index_cache"] == "built"
-    assert runs["torch"]["index_folder"] != runs["auto"]["index_folder"]
+    folders = {runs[b]["index_folder"] for b in runs}
+    assert len(folders) == 3 or (auto_encoder.variant == "onnx-int8" and len(folders) == 2)
     torch_vectors = np.load(Path(runs["torch"]["index_folder"]) / "vectors.npy")
     onnx_vectors = np.load(Path(runs["auto"]["index_folder"]) / "vectors.npy")
     assert torch_vectors.shape == onnx_vectors.shape
@@ -175,6 +177,23 @@ def test_failed_optional_variant_is_dropped_not_fatal(tiny_model, tmp_path, monk
     assert report["dropped"] == ["int8"] and "int8" in report["variants"]
     assert exported.extra["variants"] == {"fp32": "model.onnx"}
     assert exported.onnx_file == "model.onnx" and not (exported.path / "model.int8.onnx").exists()
+    with pytest.raises(CodemapError, match="has no int8 variant"):
+        runtime_model(exported, "int8", tmp_path)
+
+
+def test_int8_backend_stays_on_cpu(tiny_model, tmp_path, monkeypatch):
+    import onnxruntime
+
+    export = runtime_model(resolve_model(str(tiny_model)), "int8", tmp_path)
+    assert export.onnx_file == "model.int8.onnx"
+    # Even where onnxruntime-gpu lists CUDA, int8 runs on the CPU provider, and asking for the
+    # GPU outright is a clean error.
+    monkeypatch.setattr(onnxruntime, "get_available_providers",
+                        lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    encoder = Encoder(export, EncoderConfig(backend="int8"))
+    assert (encoder.variant, encoder.provider) == ("onnx-int8", "CPUExecutionProvider")
+    with pytest.raises(CodemapError, match="--backend int8 runs on CPU"):
+        Encoder(export, EncoderConfig(backend="int8", device="cuda"))
 
 
 def test_fp16_is_exported_where_onnxruntime_lists_cuda(monkeypatch):
