@@ -57,7 +57,15 @@ def ordered(frame: pd.DataFrame) -> pd.DataFrame:
 def same_candidates(parts: pd.DataFrame, local: pd.DataFrame) -> dict:
     parts, local = ordered(parts.drop(columns=[SOURCE_FILE_COLUMN])), ordered(local)
     keys = ["source_row", "target_code"]  # target_code is empty (NaN) for rows without text
+    # Float noise between batchings (each engine pads its own batches) can swap candidates whose
+    # scores tie to the shown precision: count the rows where that changed the set or the first.
+    codes = [frame.assign(target_code=frame["target_code"].fillna("").astype(str))
+             .groupby("source_row")["target_code"] for frame in (parts, local)]
+    sets = [c.agg(frozenset) for c in codes]
+    firsts = [c.first() for c in codes]
     return {"same_codes": parts[keys].astype(str).equals(local[keys].astype(str)),
+            "rows_with_other_candidates": int((sets[0] != sets[1]).sum()),
+            "rows_with_other_first": int((firsts[0] != firsts[1]).sum()),
             "max_score_diff": float((parts["score"] - local["score"]).abs().max())}
 
 
