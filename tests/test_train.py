@@ -227,6 +227,57 @@ def test_resume_gives_the_same_next_losses(tiny_setup, tmp_path):
     assert resumed.loc[4] == pytest.approx(full.loc[4], abs=1e-6)
 
 
+def test_lora_checkpoints_are_compact_resume_exactly_and_save_a_merged_model(tiny_setup, tmp_path):
+    """--lora-rank: the checkpoint holds the adapter, relations and optimiser state only (no full
+    weights), a resumed run replays the same losses, and the final folder is the base with the
+    adapter merged in (loadable like any model) plus the adapter alone in adapter/."""
+    import shutil
+
+    from safetensors.torch import load_file
+
+    from codemap.config import EncoderConfig
+    from codemap.encoder import Encoder
+    from codemap.train.loop import train
+
+    lora = {"lora_rank": 4, "keep_checkpoints": 5}
+    train(_tiny_config(tiny_setup, tmp_path / "full", steps=4, **lora))
+    checkpoint = tmp_path / "full" / "checkpoints" / "step-0000002"
+    assert not (checkpoint / "model").exists()
+    adapter = load_file(str(checkpoint / "adapter.safetensors"))
+    assert adapter and all("lora_" in name for name in adapter)
+    assert sorted(p.name for p in checkpoint.glob("optimizer-*.safetensors")) == ["optimizer-000.safetensors"]
+    (tmp_path / "resumed" / "checkpoints").mkdir(parents=True)
+    shutil.copytree(checkpoint, tmp_path / "resumed" / "checkpoints" / "step-0000002")
+    train(_tiny_config(tiny_setup, tmp_path / "resumed", steps=4, **lora))
+    full, resumed = _losses(tmp_path / "full"), _losses(tmp_path / "resumed")
+    assert list(resumed.index) == [3, 4]
+    assert resumed.loc[3] == pytest.approx(full.loc[3], abs=1e-6)
+    assert resumed.loc[4] == pytest.approx(full.loc[4], abs=1e-6)
+    model = tmp_path / "full" / "model"
+    assert (model / "adapter" / "adapter_config.json").exists()
+    merged = load_file(str(model / "model.safetensors"))
+    base = load_file(str(tiny_setup / "model" / "model.safetensors"))
+    name = next(k for k in merged if k.endswith("attention.self.query.weight"))
+    assert not torch.equal(merged[name], base[name])  # the adapter is in the weights
+    encoder = Encoder.load(EncoderConfig(model=str(model), device="cpu"))
+    assert encoder.encode(["glucose"]).shape == (1, 32)
+    with pytest.raises(CodemapError, match="LoRA"):  # a full run cannot resume a LoRA checkpoint
+        train(_tiny_config(tiny_setup, tmp_path / "resumed", steps=6, keep_checkpoints=5))
+
+
+def test_training_names_carry_the_base_models_prefix():
+    """e5 embeds "query: " + text; the trainer must train on the same strings."""
+    from transformers import AutoTokenizer
+
+    from codemap.models import Pooling, default_model_path
+    from codemap.train.model import TermEncoder
+
+    tokenizer = AutoTokenizer.from_pretrained(default_model_path())
+    encoder = TermEncoder(torch.nn.Identity(), tokenizer, Pooling.MEAN, 32, prefix="query: ")
+    ids = encoder.tokenize(["sodium"], "cpu")["input_ids"][0].tolist()
+    assert tokenizer.decode(ids, skip_special_tokens=True) == "query : sodium"
+
+
 def test_cli_train_writes_a_model_and_rejects_unknown_options(tiny_setup, tmp_path):
     from typer.testing import CliRunner
 

@@ -1,11 +1,16 @@
 """Checkpoints and the final model folder: safetensors + JSON only (no pickles).
 
-A checkpoint folder `step-NNNNNNN/` holds `model/` (a Hugging Face folder with codemap.json and
-relations.safetensors, usable by `codemap map --model` as is), `optimizer.safetensors`,
-`rng.safetensors` and `state.json` (step, scheduler, optimiser groups, config, data hash).
+A checkpoint folder `step-NNNNNNN/` holds the trained weights, the optimiser state in
+`optimizer-NNN.safetensors` shards, `rng.safetensors` and `state.json` (step, scheduler,
+optimiser groups, config, data hash). The weights are `model/` (a Hugging Face folder with
+codemap.json and relations.safetensors, usable by `codemap map --model` as is) for full
+fine-tuning, or, for a LoRA run, only `adapter.safetensors` and `relations.safetensors`: the frozen
+base comes from the package it always comes from, so the whole checkpoint is megabytes and can be
+committed and resumed on another machine. No file is larger than SHARD_BYTES.
 """
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from pathlib import Path
@@ -17,24 +22,45 @@ from codemap.errors import CodemapError
 from codemap.models import ModelInfo, Pooling, write_manifest
 
 RELATIONS_FILE = "relations.safetensors"
+ADAPTER_FILE = "adapter.safetensors"
+ADAPTER_FOLDER = "adapter"  # in a final model folder: the LoRA adapter (peft layout) that ships
+# A file size that git hosts, the device tool and e-mail all take.
+SHARD_BYTES = 15 * 2**20
 
 
 def save_model_folder(folder: Path, model, base_path: Path, extra: dict) -> None:
     """Write the encoder as a Hugging Face folder, its codemap.json and the relation parameters.
-    `model` is the (unwrapped) CoderModel."""
+    `model` is the (unwrapped) CoderModel. A LoRA encoder is saved merged into its base (a plain
+    folder any tool loads), with the adapter alone in `adapter/` beside it."""
     folder.mkdir(parents=True, exist_ok=True)
     encoder = model.encoder
-    encoder.model.save_pretrained(folder, safe_serialization=True)
+    weights = encoder.model
+    if encoder.lora:
+        weights.save_pretrained(folder / ADAPTER_FOLDER, safe_serialization=True)
+        # merged on a copy: merging in place and unmerging again would round the base weights
+        # and break exact resumption
+        weights = copy.deepcopy(weights).merge_and_unload()
+    weights.save_pretrained(folder, safe_serialization=True)
     encoder.tokenizer.save_pretrained(folder)
     info = ModelInfo(id=str(folder), path=folder, pooling=Pooling(encoder.pooling),
-                     max_length=encoder.max_length, extra=extra)
+                     max_length=encoder.max_length, prefix=encoder.prefix, extra=extra)
     write_manifest(folder, info)
+    _save_relations(folder / RELATIONS_FILE, model, extra)
+
+
+def _save_relations(path: Path, model, extra: dict) -> None:
     relation = model.loss.relation
     if relation is not None:
         tensors = {name: p.detach().float().cpu().contiguous() for name, p in relation.named_parameters()}
-        save_file(tensors, str(folder / RELATIONS_FILE),
+        save_file(tensors, str(path),
                   metadata={"relation_labels": json.dumps(extra.get("relation_labels", [])),
                             "kind": type(relation).__name__})
+
+
+def trainable_state(module) -> dict:
+    """The parameters that train (a LoRA run: the adapters only), on the CPU."""
+    return {name: p.detach().cpu().contiguous() for name, p in module.named_parameters()
+            if p.requires_grad}
 
 
 def save_checkpoint(out: Path, step: int, model, optimizer, scheduler, state: dict,
@@ -45,9 +71,14 @@ def save_checkpoint(out: Path, step: int, model, optimizer, scheduler, state: di
     final = root / f"step-{step:07d}"
     tmp = root / f".tmp-step-{step:07d}"
     shutil.rmtree(tmp, ignore_errors=True)
-    save_model_folder(tmp / "model", model, base_path, extra)
+    if model.encoder.lora:
+        tmp.mkdir(parents=True)
+        save_file(trainable_state(model.encoder.model), str(tmp / ADAPTER_FILE))
+        _save_relations(tmp / RELATIONS_FILE, model, extra)
+    else:
+        save_model_folder(tmp / "model", model, base_path, extra)
     tensors, groups = _flatten_optimizer(optimizer.state_dict())
-    save_file(tensors, str(tmp / "optimizer.safetensors"))
+    save_shards(tensors, tmp, "optimizer")
     save_file(_rng_tensors(), str(tmp / "rng.safetensors"))
     (tmp / "state.json").write_text(json.dumps({**state, "step": step, "param_groups": groups,
                                                 "scheduler": scheduler.state_dict()}, indent=1),
@@ -67,19 +98,60 @@ def latest_checkpoint(out: Path) -> Path | None:
 def load_checkpoint(folder: Path, model, optimizer, scheduler, device) -> dict:
     """Restore weights, relation parameters, optimiser, scheduler and RNG; returns state.json."""
     state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
-    weights = load_file(str(folder / "model" / "model.safetensors"), device=str(device))
-    model.encoder.model.load_state_dict(weights, strict=False)
-    relation_file = folder / "model" / RELATIONS_FILE
+    adapter = folder / ADAPTER_FILE
+    if adapter.exists() != model.encoder.lora:
+        raise CodemapError(f"{folder}: the checkpoint was trained "
+                           f"{'with' if adapter.exists() else 'without'} LoRA; resume with the "
+                           f"--lora-rank it was trained with")
+    if adapter.exists():
+        _load_trainable(model.encoder.model, load_file(str(adapter), device=str(device)), folder)
+        relation_file = folder / RELATIONS_FILE
+    else:
+        weights = load_file(str(folder / "model" / "model.safetensors"), device=str(device))
+        model.encoder.model.load_state_dict(weights, strict=False)
+        relation_file = folder / "model" / RELATIONS_FILE
     if model.loss.relation is not None:
         if not relation_file.exists():
             raise CodemapError(f"{folder}: no {RELATIONS_FILE}; the checkpoint was trained "
                                f"without the relation loss")
         model.loss.relation.load_state_dict(load_file(str(relation_file), device=str(device)))
-    optimizer.load_state_dict(_unflatten_optimizer(
-        load_file(str(folder / "optimizer.safetensors"), device=str(device)), state["param_groups"]))
+    optimizer.load_state_dict(_unflatten_optimizer(load_shards(folder, "optimizer", device),
+                                                   state["param_groups"]))
     scheduler.load_state_dict(state["scheduler"])
     _restore_rng(load_file(str(folder / "rng.safetensors")))
     return state
+
+
+def _load_trainable(module, tensors: dict, folder: Path) -> None:
+    expected = set(trainable_state(module))
+    if set(tensors) != expected:
+        raise CodemapError(f"{folder}: the adapter does not fit this model (other --lora-rank, "
+                           f"base or layers?)")
+    module.load_state_dict(tensors, strict=False)
+
+
+def save_shards(tensors: dict, folder: Path, stem: str) -> None:
+    """Tensors into `stem-000.safetensors`, `stem-001…`, each at most SHARD_BYTES (a tensor
+    larger than that gets a file of its own)."""
+    shards: list[dict] = [{}]
+    size = 0
+    for name, tensor in tensors.items():
+        nbytes = tensor.numel() * tensor.element_size()
+        if shards[-1] and size + nbytes > SHARD_BYTES:
+            shards.append({})
+            size = 0
+        shards[-1][name] = tensor
+        size += nbytes
+    for number, shard in enumerate(shards):
+        save_file(shard, str(folder / f"{stem}-{number:03d}.safetensors"))
+
+
+def load_shards(folder: Path, stem: str, device) -> dict:
+    files = sorted(folder.glob(f"{stem}-*.safetensors")) or [folder / f"{stem}.safetensors"]
+    tensors: dict = {}
+    for path in files:  # older checkpoints: one `optimizer.safetensors`
+        tensors.update(load_file(str(path), device=str(device)))
+    return tensors
 
 
 def _flatten_optimizer(state_dict: dict) -> tuple[dict, list]:

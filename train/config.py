@@ -34,6 +34,12 @@ class TrainConfig:
     base: str = "default"  # base checkpoint: "default" (MiniLM), a folder or a hub id
     pooling: str = ""  # "cls" or "mean"; empty = the base checkpoint's own pooling
     max_length: int = 32  # terms are short; CODER trains at 32 tokens
+    # LoRA: train low-rank adapters on every linear layer, base weights frozen. 0 = all weights.
+    # An adapter and its optimiser state are megabytes, so a long run's checkpoint can be
+    # committed and resumed on another machine, and the trained model ships as a small file.
+    lora_rank: int = 0
+    lora_alpha: float = 32.0
+    lora_dropout: float = 0.0
     # batches: k triplet rows per step, each distinct triplet repeated m times (2 ≤ m ≤ √k)
     batch_triplets: int = 128
     repeats: int = 8
@@ -60,6 +66,7 @@ class TrainConfig:
     seed: int = 0
     # hardware
     device: str = "auto"  # auto, cpu, cuda
+    threads: int = 0  # torch CPU threads; 0 = torch's default (all cores)
     precision: str = "auto"  # auto (bf16 on CUDA, fp32 on CPU), fp32, bf16, fp16
     # output and monitoring
     out: str = "runs/coder"

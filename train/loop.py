@@ -30,13 +30,13 @@ from codemap.readers import read_code_list
 from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_model_folder
 from .config import TrainConfig
 from .kg import KnowledgeGraph, TripletSampler, build_graph, clean_name
-from .model import CoderModel, TermEncoder, build_loss
+from .model import CoderModel, TermEncoder, add_lora, build_loss
 from .reviews import format_report, load_reviews, write_report
 from .sources import resolve_kg
 
 log = logging.getLogger(__name__)
 
-LOG_COLUMNS = ["step", "loss", "term", "relation", "lr", "steps_per_s", "elapsed_s"]
+LOG_COLUMNS = ["step", "loss", "term", "relation", "lr", "steps_per_s", "names_per_s", "elapsed_s"]
 EVAL_COLUMNS = ["step", "n", "acc@1", "acc@5", "acc@10", "mrr"]
 
 
@@ -47,6 +47,8 @@ def train(config: TrainConfig) -> dict:
     parameters). Raises CodemapError for bad settings, data or model specs.
     """
     check_config(config)
+    if config.threads:
+        torch.set_num_threads(config.threads)
     rank, world, device = _setup_distributed(config.device)
     torch.manual_seed(config.seed + rank)
     out = Path(config.out)
@@ -64,8 +66,11 @@ def train(config: TrainConfig) -> dict:
 
     info = resolve_model(config.base)
     pooling = Pooling(config.pooling) if config.pooling else info.pooling
-    encoder = TermEncoder(AutoModel.from_pretrained(info.path), AutoTokenizer.from_pretrained(info.path),
-                          pooling, config.max_length)
+    base = AutoModel.from_pretrained(info.path)
+    if config.lora_rank:
+        base = add_lora(base, config.lora_rank, config.lora_alpha, config.lora_dropout)
+    encoder = TermEncoder(base, AutoTokenizer.from_pretrained(info.path), pooling,
+                          config.max_length, info.prefix)
     sampler = TripletSampler(graph, config.batch_triplets, config.repeats, config.seed, rank,
                              config.hard_negatives)
     model = CoderModel(encoder, build_loss(config, len(graph.relation_labels),
@@ -97,6 +102,7 @@ def train(config: TrainConfig) -> dict:
         _append_csv(out / "eval.csv", EVAL_COLUMNS, evaluations[-1])
 
     # --- the loop ---
+    names_per_step = 2 * config.batch_triplets * config.grad_accum  # heads and tails
     bar = tqdm(total=config.steps, initial=start, desc="training", unit="step",
                disable=not config.progress or rank != 0)
     started = time.perf_counter()
@@ -127,6 +133,7 @@ def train(config: TrainConfig) -> dict:
             row = {"step": step, **{k: round(v, 6) for k, v in parts.items()},
                    "lr": scheduler.get_last_lr()[0],
                    "steps_per_s": round(window_steps / max(now - window_start, 1e-9), 4),
+                   "names_per_s": round(window_steps * names_per_step / max(now - window_start, 1e-9), 1),
                    "elapsed_s": round(now - started, 2)}
             _append_csv(out / "log.csv", LOG_COLUMNS, row)
             log.info("step %d loss %.4f (term %.4f, relation %.4f) lr %.2e %.3f steps/s", step,
@@ -255,7 +262,10 @@ def evaluate_folder(folder: Path, config: TrainConfig, step: int) -> dict:
 def _optimizer(model: CoderModel, config: TrainConfig) -> torch.optim.Optimizer:
     # Relation parameters start at I (or 0) and get their own, larger learning rate and no weight
     # decay: decay would pull the matrices towards 0, not towards I.
-    groups = [{"params": list(model.encoder.parameters()), "lr": config.lr,
+    # Frozen weights (a LoRA run's base) stay out: their optimiser state would be empty anyway,
+    # but the parameter numbering of the saved state must match on resume.
+    trainable = [p for p in model.encoder.parameters() if p.requires_grad]
+    groups = [{"params": trainable, "lr": config.lr,
                "weight_decay": config.weight_decay}]
     relation = list(model.loss.parameters())
     if relation:
@@ -267,7 +277,7 @@ def optimizer_step(model, optimizer, scheduler, scaler, clip: float) -> None:
     """Clip (after unscaling fp16 gradients), step the optimiser and the schedule, clear."""
     if scaler:
         scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], clip)
     if scaler:
         scaler.step(optimizer)
         scaler.update()
