@@ -11,15 +11,16 @@ from pathlib import Path
 from codemap.errors import CodemapError
 from codemap.vocab import Vocabulary, load_target
 
-from . import loinc, obo
+from . import abbreviations, drugs, loinc, obo
 from .icd10 import load_icd10cm
 from .loinc import load_loinc_public
 from .obo import load_obo
 
 # --kg name → loader(data_dir); every loader reads only `data_dir` or installed packages.
-PUBLIC_SOURCES = {**loinc.SOURCES, **obo.SOURCES}
+PUBLIC_SOURCES = {**loinc.SOURCES, **obo.SOURCES, **drugs.SOURCES}
 # loaders that need no data folder (the data ships in a package)
-PACKAGE_SOURCES = {"icd10cm": lambda data_dir: load_icd10cm()}
+PACKAGE_SOURCES = {"icd10cm": lambda data_dir: load_icd10cm(), **obo.PACKAGE_SOURCES,
+                   **abbreviations.PACKAGE_SOURCES}
 
 __all__ = ["PUBLIC_SOURCES", "PACKAGE_SOURCES", "resolve_kg", "load_obo", "load_loinc_public",
            "load_icd10cm"]
@@ -27,7 +28,8 @@ __all__ = ["PUBLIC_SOURCES", "PACKAGE_SOURCES", "resolve_kg", "load_obo", "load_
 
 def resolve_kg(spec: str, data_dir: Path | None) -> Vocabulary:
     """`--kg` value → Vocabulary: an .obo file, a public source name read from `data_dir`
-    (loinc, loinc-en, hpo, do) or a package (icd10cm), or anything `codemap.vocab.load_target` knows (store, built-in, file).
+    (loinc, loinc-en, hpo-2015, do, atc, drugcentral, drugs, omop-drugs) or a package (icd10cm,
+    hpo, abbrev), or anything `codemap.vocab.load_target` knows (store, built-in, file).
 
     Raises CodemapError when it is none of these.
     """
