@@ -71,6 +71,15 @@ def test_graph_synonym_triplets_and_holdout():
     assert clean_name("Heart-Attack, NOS") == "heart attack"
 
 
+def test_graph_keeps_only_the_asked_languages():
+    names = pd.DataFrame({"code": ["1", "1", "1", "2"], "name": ["potassium", "Kalium", "钾", "sodium"],
+                          "name_type": "", "lang": ["en", "de-DE", "zh", ""]})
+    vocab = Vocabulary(id="T", version="1", concepts=names.drop_duplicates("code")[["code", "name"]],
+                       names=names)
+    graph = build_graph([vocab], languages=frozenset({"en", "de"}))
+    assert graph.names == ["potassium", "kalium", "sodium"]  # no stated language: kept
+
+
 def test_sampler_repeats_each_triplet_m_times_and_is_replayable():
     graph = build_graph([_vocab()])
     sampler = TripletSampler(graph, k=9, m=3, seed=1)

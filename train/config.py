@@ -18,6 +18,9 @@ class TrainConfig:
     kg: tuple[str, ...] = ("loinc",)  # train.sources names (loinc, hpo, atc…), .obo, store names
     data_dir: str = ""  # folder holding the public data folders (loinc-top2000, hpo-2015, …)
     holdout: tuple[str, ...] = ()  # tables whose query texts are removed from the training names
+    # name languages kept (ISO 639-1, e.g. en de); empty = all. An English word-piece model reads
+    # Chinese or Japanese names as [UNK] runs, which would all look alike to it.
+    languages: tuple[str, ...] = ()
     drop_brackets: bool = False  # name cleaning: LOINC brackets carry the property, keep them
     # LOINC axis parts ("part" names, e.g. the component "Hemoglobin") as term-loss concepts (the
     # paper treats every concept alike) or, False, as relation-loss tails only: a part is not a

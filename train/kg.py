@@ -92,17 +92,22 @@ class KnowledgeGraph:
 
 def build_graph(vocabularies: list[Vocabulary], *, holdout: set[str] = frozenset(),
                 drop_brackets: bool = False,
-                relation_only_types: frozenset[str] = frozenset()) -> KnowledgeGraph:
+                relation_only_types: frozenset[str] = frozenset(),
+                languages: frozenset[str] = frozenset()) -> KnowledgeGraph:
     """Merge vocabularies into one graph. Names are cleaned and de-duplicated per concept; a name
-    whose cleaned form is in `holdout` (already cleaned) is removed and counted. Concepts left
-    without names, and triplets touching them, are dropped. A concept all of whose names have a
+    whose cleaned form is in `holdout` (already cleaned) is removed and counted; with `languages`,
+    only names in those languages (or of no stated language) are kept. Concepts left without
+    names, and triplets touching them, are dropped. A concept all of whose names have a
     name_type in `relation_only_types` (e.g. {"part"}) is marked relation-only.
 
     Raises CodemapError when nothing is left to train on.
     """
-    names = pd.concat([v.names.reindex(columns=["code", "name", "name_type"], fill_value="")
+    names = pd.concat([v.names.reindex(columns=["code", "name", "name_type", "lang"], fill_value="")
                        .assign(code=v.id + ":" + v.names["code"]) for v in vocabularies],
                       ignore_index=True)
+    if languages:
+        lang = names["lang"].fillna("").str.split("-").str[0].str.lower()
+        names = names[(lang == "") | lang.isin(languages)]
     names["clean"] = [clean_name(n, drop_brackets) for n in names["name"]]
     names = names[names["clean"] != ""].drop_duplicates(subset=["code", "clean"])
     held = names["clean"].isin(holdout)

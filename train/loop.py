@@ -195,7 +195,8 @@ def load_graph(config: TrainConfig) -> KnowledgeGraph:
     vocabularies = [resolve_kg(spec, data_dir) for spec in config.kg]
     held = holdout_names(config.holdout, config.eval_text_cols, config.drop_brackets)
     graph = build_graph(vocabularies, holdout=held, drop_brackets=config.drop_brackets,
-                        relation_only_types=frozenset() if config.part_term_loss else {"part"})
+                        relation_only_types=frozenset() if config.part_term_loss else {"part"},
+                        languages=frozenset(config.languages))
     if config.holdout:
         log.info("holdout: removed %d training names equal to one of %d evaluation queries",
                  graph.removed_names, len(held))
