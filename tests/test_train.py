@@ -322,6 +322,24 @@ def test_icd10cm_source_and_inclusion_dev_holdout():
     assert graph.removed_names >= 400 and not held & set(graph.names)
 
 
+def test_holdout_list_holds_out_every_evaluation_query():
+    """benchmarks/data/holdout_queries.txt: every listed table with its own query column."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from codemap.train.loop import holdout_names
+
+    root = Path(__file__).parents[1]
+    listing = root / "benchmarks" / "data" / "holdout_queries.txt"
+    held = holdout_names((str(listing),), ())
+    for line in listing.read_text(encoding="utf-8").splitlines():
+        table, col = line.split("\t")
+        sep = "\t" if table.endswith(".tsv") else ","
+        queries = pd.read_csv(root / table, sep=sep, dtype=str, keep_default_na=False)[col]
+        assert {clean_name(q) for q in queries if q.strip()} <= held, table
+
+
 def test_english_loinc_and_do_sources_read_the_public_layout(tmp_path):
     """loinc-en keeps English names only and links codes to English component parts; do finds
     the dated doid file."""

@@ -206,16 +206,31 @@ def load_graph(config: TrainConfig) -> KnowledgeGraph:
 def holdout_names(files: tuple[str, ...], text_cols: tuple[str, ...],
                   drop_brackets: bool = False) -> set[str]:
     """Cleaned query texts of every holdout table (read by the one code-list reader), plus each
-    text column's own values, so a name equal to any part of a query is also held out."""
+    text column's own values, so a name equal to any part of a query is also held out.
+
+    A `.txt` entry is a list of tables, one `path<TAB>col,col` line each (paths relative to the
+    working folder), so every table keeps its own query columns
+    (benchmarks/data/holdout_queries.txt lists every evaluation set of the repository)."""
     held: set[str] = set()
-    for path in files:
-        source = read_code_list(path, ReadOptions(text_cols=text_cols))
+    for path, cols in _holdout_tables(files, text_cols):
+        source = read_code_list(path, ReadOptions(text_cols=cols))
         values = list(source.texts)
         for column in source.text_cols:
             values += source.frame[column].tolist()
         held |= {clean_name(v, drop_brackets) for v in values if str(v).strip()}
     held.discard("")
     return held
+
+
+def _holdout_tables(files: tuple[str, ...], text_cols: tuple[str, ...]):
+    for path in files:
+        if not path.endswith(".txt"):
+            yield path, text_cols
+            continue
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                table, _, cols = line.partition("\t")
+                yield table.strip(), tuple(c.strip() for c in cols.split(",") if c.strip())
 
 
 def lr_factor(step: int, config: TrainConfig) -> float:
