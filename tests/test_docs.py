@@ -1,9 +1,16 @@
-"""Every command has help text with an example, and the README mentions it."""
+"""The docs stay usable: every command has help text with an example and is documented, the
+README stays short, and every relative link in README.md and docs/ resolves."""
+import re
+from urllib.parse import unquote
+
 import typer.main
 
 from codemap.cli import app
 
 from .conftest import REPO
+
+README_MAX_LINES = 250
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def commands(group=app, prefix=""):
@@ -16,10 +23,42 @@ def commands(group=app, prefix=""):
             yield f"{prefix}{name}", command
 
 
-def test_every_command_has_help_with_an_example_and_is_in_the_readme():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def doc_files():
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
+def test_every_command_has_help_with_an_example_and_is_documented():
+    text = "\n".join(path.read_text(encoding="utf-8") for path in doc_files())
     found = list(commands())
     assert {"map", "eval", "apply", "train", "vocab list"} <= {name for name, _ in found}
     for name, command in found:
         assert command.help and "Example: codemap" in command.help, name
-        assert f"codemap {name}" in readme, f"README does not mention `codemap {name}`"
+        assert f"codemap {name}" in text, f"neither README.md nor docs/ mention `codemap {name}`"
+
+
+def test_readme_is_short():
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (max {README_MAX_LINES})"
+
+
+def test_readme_keeps_the_ci_test_command():
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    at = lines.index("Set-up and the tests:")
+    assert any("python -m pytest" in line for line in lines[at + 1:at + 3])
+
+
+def test_every_relative_link_resolves():
+    broken = []
+    for path in doc_files():
+        for target in LINK.findall(path.read_text(encoding="utf-8")):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                continue  # http(s):, mailto:, in-page anchors
+            file_part = unquote(target.split("#", 1)[0])
+            if not (path.parent / file_part).exists():
+                broken.append(f"{path.relative_to(REPO)}: {target}")
+    assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+def test_the_link_checker_sees_links():
+    links = LINK.findall((REPO / "README.md").read_text(encoding="utf-8"))
+    assert any(link.startswith("docs/") for link in links)
