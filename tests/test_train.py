@@ -274,6 +274,28 @@ def test_lora_checkpoints_are_compact_resume_exactly_and_save_a_merged_model(tin
         train(_tiny_config(tiny_setup, tmp_path / "resumed", steps=6, keep_checkpoints=5))
 
 
+def test_shipped_adapter_merges_into_the_base_like_peft(tiny_setup, tmp_path):
+    """train.ship writes an fp16 adapter + manifest; codemap.adapters merges it into the base
+    without peft and gets the weights peft's merge_and_unload saved, to fp16 precision."""
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    from codemap.adapters import materialise
+    from codemap.models import read_manifest
+    from codemap.train.loop import train
+    from codemap.train.ship import ship
+
+    train(_tiny_config(tiny_setup, tmp_path / "run", steps=4, lora_rank=4))
+    folder = ship(tmp_path / "run", "tiny-coder", out_root=tmp_path / "shipped")
+    assert (folder / "adapter.safetensors").stat().st_size < 200_000
+    merged = materialise(folder, tiny_setup / "model", tmp_path / "cache")
+    ours, peft = load_file(str(merged / "model.safetensors")), load_file(str(tmp_path / "run" / "model" / "model.safetensors"))
+    assert set(ours) >= set(peft) - {"embeddings.position_ids"}
+    assert max(float(np.abs(ours[k] - peft[k]).max()) for k in peft if k in ours) < 1e-3
+    assert materialise(folder, tiny_setup / "model", tmp_path / "cache") == merged  # built once
+    assert read_manifest(merged, "tiny").extra["adapter"] == "tiny-coder"
+
+
 def test_training_names_carry_the_base_models_prefix():
     """e5 embeds "query: " + text; the trainer must train on the same strings."""
     from transformers import AutoTokenizer
