@@ -49,6 +49,8 @@ METHOD_SYNONYMS = {"dipstick": "strip", "calc": "calculation", "calculated": "ca
 # Text timing: "24 hr", "24h", "24-hour"; "random"/"spot" is a point in time.
 _HOURS = re.compile(r"\b(\d{1,2})\s*-?\s*(?:h|hr|hrs|hour|hours|std)\b")
 _POINT_WORDS = {"random", "spot"}
+# In a label, "Red/White Blood Cells" name cells (an analyte), not the specimen "Blood".
+_BLOOD_CELLS = re.compile(r" blood cells? ")
 # In a label, "RBC" is an analyte (a red-cell count), not a specimen as in LOINC's systems.
 _TEXT_NOT_SPECIMEN = {"rbc", "red blood cell"}
 # Order for the text: a body-fluid word wins over "blood" ("RBC, Pleural"), urine over blood
@@ -126,9 +128,15 @@ def method_words() -> dict[str, frozenset]:
         for word in re.findall(r"[a-z]{4,}", phrase):
             naming[word[:5]].add(phrase)
     analyte = {w[:5] for name in names for w in re.findall(r"[a-z]{4,}", component_from_name(name).lower())}
-    return {stem: frozenset(found) for stem, found in naming.items()
-            if len(found) <= 3 and stem not in analyte
-            and not any(w.startswith(stem) for w in _CUE_WORDS)}
+    table = {stem: frozenset(found) for stem, found in naming.items()
+             if len(found) <= 3 and stem not in analyte
+             and not any(w.startswith(stem) for w in _CUE_WORDS)}
+    # A local method word ("calculated") names its LOINC method even where an analyte shares
+    # the stem ("Calculated" components): the label uses it as a method word.
+    for word in set(METHOD_SYNONYMS.values()):
+        if word[:5] in naming:
+            table[word[:5]] = frozenset(naming[word[:5]])
+    return table
 
 
 def property_codes() -> dict[str, str]:
@@ -224,6 +232,7 @@ def text_axes(text: str) -> Axes:
 
 def _text_group(words: str) -> tuple[str, str]:
     groups = dict(SPECIMEN_GROUPS)
+    words = _BLOOD_CELLS.sub(" ", words)
     for group in _TEXT_GROUP_ORDER:
         for spelling in groups[group]:
             spelling = spelling.strip()
