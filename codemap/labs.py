@@ -39,7 +39,7 @@ _UNITLESS = {"PrThr", "Prid", "Type", "Susc", "Imp", "Titr", "MoM"}
 SPECIMEN_GROUPS = [
     ("csf", ("csf", "cerebrospinal", "cerebral spinal", "spinal fluid", "liquor")),
     ("urine", ("urine", "ur ", "urin", "harn")),
-    ("stool", ("stool", "feces", "faeces", "fecal", "stuhl")),
+    ("stool", ("stool", "feces", "faeces", "fecal", "stuhl", "stl")),  # Stl: LOINC short names
     ("blood", ("blood", "serum", "plasma", "serpl", "bld", "ser", "plas", "red blood cell",
                "rbc", "blut", "sang", "sangre", "dried blood spot", "dbs", "ppp")),
     ("fluid", ("body fluid", "fluid", "pleural", "peritoneal", "ascites", "synovial",
