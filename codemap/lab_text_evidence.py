@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from .evidence import NO_EVIDENCE, Evidence
 from .labs import specimen_group
@@ -57,91 +57,61 @@ class _BoundScorer:
         return NO_EVIDENCE if bound is None else bound(concept)
 
 
-@dataclass(frozen=True)
-class TextSpecimenScorer(_BoundScorer):
-    """The specimen the text names (", SERUM", "urine") against the candidate's system."""
+def _first(values) -> str:
+    return next(iter(values), "")
 
-    match: float = 0.03
-    mismatch: float = -0.08
+
+@dataclass(frozen=True)
+class _Axis:
+    """How one axis is compared: what the text said (Axes.said key, Axes field) and how the
+    candidate's value is read and shown."""
+
+    said: str  # key of Axes.said
+    text: Callable[[Axes], object]  # the text's value(s); falsy when the text says nothing
+    candidate: Callable[[Axes], str]  # the candidate's value; "" when unknown (no opinion)
+    agrees: Callable[[object, str], bool]
+    shown: Callable[[Axes], str]  # the candidate's value as the reason names it
+    column: Callable[[Mapping[str, str]], bool] = lambda row: False  # a column scorer reads it
+
+
+# specimen: ", SERUM" vs the system; property: "(%)", "Count", "Ratio", "level" vs PROPERTY;
+# timing: "24 hr" vs 24H/Pt; method: "Automated count", "dipstick" vs the method. A method-less
+# candidate is no contradiction of a method: LOINC leaves the method out of the everyday code.
+AXES = {
+    "text_specimen": _Axis("system", lambda t: t.group, lambda a: a.group, lambda t, v: t == v,
+                           lambda a: a.system, _column_specimen),
+    "text_property": _Axis("property", lambda t: t.properties, lambda a: _first(a.properties),
+                           lambda t, v: v in t, lambda a: _first(a.properties), _column_unit),
+    "text_timing": _Axis("timing", lambda t: t.timing, lambda a: a.timing, lambda t, v: t == v,
+                         lambda a: a.timing),
+    "text_method": _Axis("method", lambda t: t.methods, lambda a: _first(a.methods),
+                         lambda t, v: v in t, lambda a: f"by {_first(a.methods)}"),
+}
+
+
+@dataclass(frozen=True)
+class TextAxisScorer(_BoundScorer):
+    """One axis the row's text names against the candidate's (`name` picks it from AXES)."""
+
     name: str = "text_specimen"
-
-    def for_row(self, row: Mapping[str, str]):
-        if _column_specimen(row):  # the specimen scorer already reads this fact from the column
-            return None
-        axes = _row_axes(row)
-        return functools.partial(self._score, axes) if axes.group else None
-
-    def _score(self, text: Axes, concept: Mapping[str, object]) -> Evidence:
-        axes = _loinc_axes(concept)
-        if axes is None or not axes.group:
-            return NO_EVIDENCE
-        reason = f"text says {text.said['system']}; candidate is {axes.system}"
-        return Evidence(self.match if axes.group == text.group else self.mismatch, reason)
-
-
-@dataclass(frozen=True)
-class TextPropertyScorer(_BoundScorer):
-    """What the text says is measured ("(%)", "Count", "Ratio", "level") against the PROPERTY."""
-
-    match: float = 0.03
-    mismatch: float = -0.05
-    name: str = "text_property"
-
-    def for_row(self, row: Mapping[str, str]):
-        if _column_unit(row):  # the unit scorer already reads the property from the unit
-            return None
-        axes = _row_axes(row)
-        return functools.partial(self._score, axes) if axes.properties else None
-
-    def _score(self, text: Axes, concept: Mapping[str, object]) -> Evidence:
-        axes = _loinc_axes(concept)
-        if axes is None or not axes.properties:
-            return NO_EVIDENCE
-        prop = next(iter(axes.properties))
-        reason = f"text says {text.said['property']}; candidate is {prop}"
-        return Evidence(self.match if prop in text.properties else self.mismatch, reason)
-
-
-@dataclass(frozen=True)
-class TextTimingScorer(_BoundScorer):
-    """A collection period in the text ("24 hr") against the candidate's timing (24H, Pt)."""
-
     match: float = 0.03
     mismatch: float = -0.08
-    name: str = "text_timing"
 
     def for_row(self, row: Mapping[str, str]):
-        axes = _row_axes(row)
-        return functools.partial(self._score, axes) if axes.timing else None
+        axis = AXES[self.name]
+        if axis.column(row):  # the column scorer already reads this fact: not counted twice
+            return None
+        said = _row_axes(row)
+        return functools.partial(self._score, axis, said) if axis.text(said) else None
 
-    def _score(self, text: Axes, concept: Mapping[str, object]) -> Evidence:
+    def _score(self, axis: _Axis, said: Axes, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
-        if axes is None or not axes.timing:
+        value = axis.candidate(axes) if axes is not None else ""
+        if not value:
             return NO_EVIDENCE
-        reason = f"text says {text.said['timing']}; candidate is {axes.timing}"
-        return Evidence(self.match if axes.timing == text.timing else self.mismatch, reason)
-
-
-@dataclass(frozen=True)
-class TextMethodScorer(_BoundScorer):
-    """A method in the text ("Automated count", "dipstick") against the candidate's method. A
-    method-less candidate is no contradiction: LOINC leaves the method out of the everyday code."""
-
-    match: float = 0.03
-    mismatch: float = -0.03
-    name: str = "text_method"
-
-    def for_row(self, row: Mapping[str, str]):
-        axes = _row_axes(row)
-        return functools.partial(self._score, axes) if axes.methods else None
-
-    def _score(self, text: Axes, concept: Mapping[str, object]) -> Evidence:
-        axes = _loinc_axes(concept)
-        method = next(iter(axes.methods), "") if axes is not None else ""
-        if not method:
-            return NO_EVIDENCE
-        reason = f"text says {text.said['method']}; candidate is by {method}"
-        return Evidence(self.match if method in text.methods else self.mismatch, reason)
+        reason = f"text says {said.said[axis.said]}; candidate is {axis.shown(axes)}"
+        agrees = axis.agrees(axis.text(said), value)
+        return Evidence(self.match if agrees else self.mismatch, reason)
 
 
 @dataclass(frozen=True)
@@ -194,8 +164,10 @@ class UsualMethodScorer(_BoundScorer):
 
 
 def text_scorers() -> list:
-    """The four text-axis scorers."""
-    return [TextSpecimenScorer(), TextPropertyScorer(), TextTimingScorer(), TextMethodScorer()]
+    """The four text-axis scorers: the size of the column scorers' adjustment for the same fact,
+    smaller where the text is a weaker witness ("count" may name a percentage panel)."""
+    return [TextAxisScorer("text_specimen", 0.03, -0.08), TextAxisScorer("text_property", 0.03, -0.05),
+            TextAxisScorer("text_timing", 0.03, -0.08), TextAxisScorer("text_method", 0.03, -0.03)]
 
 
 def usual_scorers() -> list:

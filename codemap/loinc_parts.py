@@ -246,19 +246,10 @@ def specimen_group_of_system(system: str) -> str:
 def text_axes(text: str) -> Axes:
     """What a lab label says about the LOINC axes ("Glucose, 24 hr Urine" → urine, 24H)."""
     words = fold(text)
-    said = {}
-    group, word = _text_group(words)
-    if group:
-        said["system"] = word
-    properties, cue = _text_properties(words)
-    if properties:
-        said["property"] = cue
-    timing, when = _text_timing(words)
-    if timing:
-        said["timing"] = when
-    methods, how = _text_methods(words)
-    if methods:
-        said["method"] = how
+    read = {"system": _text_group(words), "property": _text_properties(words),
+            "timing": _text_timing(words), "method": _text_methods(words)}
+    said = {axis: cue for axis, (value, cue) in read.items() if value}
+    (group, _), (properties, _), (timing, _), (methods, _) = read.values()
     return Axes(group=group, properties=properties, timing=timing, methods=methods, said=said)
 
 

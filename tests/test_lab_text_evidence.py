@@ -7,8 +7,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from codemap.cli import app
-from codemap.lab_text_evidence import (TextMethodScorer, TextPropertyScorer, TextSpecimenScorer,
-                                       TextTimingScorer, UsualMethodScorer, UsualSpecimenScorer)
+from codemap.lab_text_evidence import UsualMethodScorer, UsualSpecimenScorer, text_scorers
 from codemap.labs import UsageScorer, lab_scorers
 from codemap.loinc_commonness import code_rank, usual_systems
 from codemap.loinc_parts import concept_axes, is_loinc_code, method_words, ranked_codes, text_axes
@@ -62,23 +61,22 @@ def test_loinc_check_digit():
 
 
 def test_text_scorers_agree_and_contradict_with_reasons():
+    specimen, prop, timing, method = text_scorers()
     urine_24h, serum = _shipped("14684-5"), _shipped("2160-0")
     row = {"text": "Creat 24H Ur", "unit": "", "specimen": ""}
-    timing = TextTimingScorer()
     assert timing.score(row, urine_24h).adjust > 0 > timing.score(row, serum).adjust
     assert timing.score(row, urine_24h).reason == "text says 24h; candidate is 24H"
-    specimen = TextSpecimenScorer()
     assert specimen.score(row, urine_24h).adjust > 0 > specimen.score(row, serum).adjust
     assert specimen.score(row, serum).reason == "text says ur; candidate is Serum or Plasma"
     # A specimen column the specimen scorer reads is not counted a second time from the text.
     assert specimen.for_row({**row, "specimen": "Urine"}) is None
     # A unit column the unit scorer reads keeps the text's property words out.
     percent = {"text": "Neutrophils %", "unit": "", "specimen": ""}
-    assert TextPropertyScorer().score(percent, _shipped("770-8")).adjust > 0
-    assert TextPropertyScorer().score(percent, _shipped("751-8")).adjust < 0
-    assert TextPropertyScorer().for_row({**percent, "unit": "%"}) is None
+    assert prop.score(percent, _shipped("770-8")).adjust > 0
+    assert prop.score(percent, _shipped("751-8")).adjust < 0
+    assert prop.for_row({**percent, "unit": "%"}) is None
     strip = {"text": "Prot Ur Strip", "unit": "", "specimen": ""}
-    assert TextMethodScorer().score(strip, _shipped("2888-6")).reason == ""  # no method: silent
+    assert method.score(strip, _shipped("2888-6")).reason == ""  # no method: silent
 
 
 def test_usual_variant_priors_learned_from_ranks():
