@@ -117,6 +117,9 @@ class RankConfig:
     specimen_evidence: bool = True
     category_evidence: bool = True  # source category/department → LOINC CLASS
     usage_evidence: bool = True  # LOINC common test rank: prefer commonly ordered tests
+    text_evidence: bool = True  # specimen/property/timing/method words in the row's text
+    usual_evidence: bool = True  # usual specimen and method of a component when unstated
+    evidence_off: tuple[str, ...] = ()  # evidence scorers left out by name (ablations)
     # Expand lab abbreviations learned from LOINC short/long names (codemap.abbreviations) in the
     # source texts and the target's short names. Off by default: it helps short-name-style lists
     # and costs a little on full-English ones (README, "Hybrid lab ranking").

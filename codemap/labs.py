@@ -39,7 +39,7 @@ _UNITLESS = {"PrThr", "Prid", "Type", "Susc", "Imp", "Titr", "MoM"}
 SPECIMEN_GROUPS = [
     ("csf", ("csf", "cerebrospinal", "cerebral spinal", "spinal fluid", "liquor")),
     ("urine", ("urine", "ur ", "urin", "harn")),
-    ("stool", ("stool", "feces", "faeces", "fecal", "stuhl")),
+    ("stool", ("stool", "feces", "faeces", "fecal", "stuhl", "stl")),  # Stl: LOINC short names
     ("blood", ("blood", "serum", "plasma", "serpl", "bld", "ser", "plas", "red blood cell",
                "rbc", "blut", "sang", "sangre", "dried blood spot", "dbs", "ppp")),
     ("fluid", ("body fluid", "fluid", "pleural", "peritoneal", "ascites", "synovial",
@@ -235,7 +235,8 @@ class CategoryScorer:
 @dataclass(frozen=True)
 class UsageScorer:
     """Prefer commonly ordered tests: LOINC's common test rank (1 = most common; 0 or blank =
-    unranked), on a log scale, as RELMA sorts by it. Local lists are dominated by common tests."""
+    unranked), on a log scale, as RELMA sorts by it. Local lists are dominated by common tests.
+    A concept without a rank of its own takes its code's rank in the shipped Top-2000 lists."""
 
     weight: float = 0.08
     scale: float = 10_000.0  # ranks at or beyond this get no bonus
@@ -251,7 +252,11 @@ class UsageScorer:
         try:
             rank = int(float(concept.get("rank", 0) or 0))
         except (TypeError, ValueError):
-            return NO_EVIDENCE
+            rank = 0
+        if rank <= 0:  # a target without a rank column (a user's table of LOINC codes)
+            from .loinc_commonness import code_rank  # imported here: it imports this module
+
+            rank = code_rank(str(concept.get("code", "")))
         bonus = self.weight * max(0.0, 1 - math.log(rank) / math.log(self.scale)) if rank > 0 else 0
         if bonus <= 0:
             return NO_EVIDENCE
@@ -259,8 +264,14 @@ class UsageScorer:
 
 
 def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True,
-                category: bool = True, usage: bool = True) -> list:
-    """The lab evidence scorers, each switchable for ablations."""
+                category: bool = True, usage: bool = True, text: bool = True,
+                usual: bool = True, off: tuple[str, ...] = ()) -> list:
+    """The lab evidence scorers, each switchable for ablations: by family, or by `name` (`off`).
+    `text`: the row's text read as LOINC axes; `usual`: usual specimen/method when unstated
+    (codemap.lab_text_evidence)."""
+    from .lab_text_evidence import text_scorers, usual_scorers  # it imports this module
+
     scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen),
-               (CategoryScorer(), category), (UsageScorer(), usage))
-    return [s for s, on in scorers if on]
+               (CategoryScorer(), category), (UsageScorer(), usage),
+               *((s, text) for s in text_scorers()), *((s, usual) for s in usual_scorers()))
+    return [s for s, on in scorers if on and s.name not in off]

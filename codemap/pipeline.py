@@ -481,7 +481,8 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
     """The rankings `codemap eval` compares side by side: each alone, fused, and ablations of the
     target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
     plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False,
-                    category_evidence=False, usage_evidence=False, expand_abbreviations=False)
+                    category_evidence=False, usage_evidence=False, expand_abbreviations=False,
+                    text_evidence=False, usual_evidence=False)
     if drugs:
         return {
             "encoder": replace(plain, method="encoder"),
@@ -500,6 +501,8 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
         "hybrid + category": replace(plain, method="hybrid", category_evidence=True),
         "hybrid + usage": replace(plain, method="hybrid", usage_evidence=True),
         "hybrid + abbreviations": replace(plain, method="hybrid", expand_abbreviations=True),
+        "hybrid + text axes": replace(plain, method="hybrid", text_evidence=True),
+        "hybrid + usual variant": replace(plain, method="hybrid", usual_evidence=True),
         DEFAULT_METHOD[False]: replace(base, method="hybrid"),
     }
 
@@ -509,7 +512,8 @@ def evidence_scorers(vocab: Vocabulary, rank: RankConfig) -> list:
     if is_drug_vocabulary(vocab):
         return drug_scorers(vocab.concepts) if rank.drug_evidence else []
     return lab_scorers(rank.unit_evidence, rank.specimen_evidence,
-                       category=rank.category_evidence, usage=rank.usage_evidence)
+                       category=rank.category_evidence, usage=rank.usage_evidence,
+                       text=rank.text_evidence, usual=rank.usual_evidence, off=rank.evidence_off)
 
 
 def row_fields(source: SourceTable) -> list[dict]:

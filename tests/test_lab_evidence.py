@@ -84,7 +84,9 @@ def test_scorers_bound_once_per_row():
     """Ranking binds the scorers to each row once (`for_row`): a scorer that cannot speak for the
     row (no unit, specimen or category) is left out, a score-only plug-in is still asked, and the
     evidence is what the per-candidate `score` calls give."""
-    scorers = [*lab_scorers(), _FlagScorer()]
+    # The column scorers only: the text and usual-variant scorers have their own tests
+    # (tests/test_lab_text_evidence.py).
+    scorers = [*lab_scorers(text=False, usual=False), _FlagScorer()]
     plain = {"text": "Glucose", "unit": "", "specimen": "", "flag": "2345-7"}
     assert len(for_row(scorers, plain)) == 2  # usage (row-independent) and the plug-in
     full = {**plain, "unit": "mg/dL", "specimen": "Blood", "category": "Chemistry"}

@@ -1,0 +1,301 @@
+"""A lab row's TEXT and a LOINC concept, both read as LOINC axes.
+
+A local label often says in words what LOINC puts in its axes: ", SERUM" (system), "(%)" and
+"Count" (property), "24 hr urine" (timing), "Automated count", "by calculation" (method). Lab
+evidence used to read these facts only from columns; `text_axes` reads them from the text, and
+`concept_axes` reads the same axes from a candidate: a LOINC import's columns when the concept
+table has them, else its long common name ("Urate [Mass/time] in 24 hour Urine by …") or its
+short name ("Chol SerPl-mCnc").
+
+The word tables are learned from the shipped LOINC Top-2000 lists where the vocabulary has them:
+which method phrases LOINC uses (the "by …" part of the long names), and which short-name
+property suffix ("mCnc", "%") stands for which PROPERTY. What LOINC never writes (local words for
+the same idea: "dipstick" for a test strip, "%" for a fraction, "level" for a concentration) is a
+small table of words here, never of tests.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass
+from importlib import resources
+from typing import Mapping
+
+import pandas as pd
+
+from .labs import PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name
+
+# Local words for a PROPERTY family (LOINC writes "[Mass/volume]", labs write "level").
+FRACTION = frozenset({"NFr", "MFr", "VFr", "SFr", "CFr", "ArVFr", "Fr"})
+COUNT = frozenset({"NCnc", "Num", "Naric"})
+CONCENTRATION = frozenset({"MCnc", "SCnc", "ACnc", "CCnc", "LnCnc"})
+RATIO = frozenset({"Ratio", "SRto", "MRto", "VRto", "RelTime"})
+PROPERTY_CUES = (
+    (("%", "percent", "pct", "fraction"), FRACTION, "a fraction"),
+    (("count", "#", "absolute", "abs", "cnt"), COUNT, "a count"),
+    (("ratio",), RATIO, "a ratio"),
+    (("level", "levels", "concentration", "conc"), CONCENTRATION, "a concentration"),
+    (("titer", "titre"), frozenset({"Titr"}), "a titer"),
+    (("qualitative", "qual", "ql", "presence"), frozenset({"PrThr"}), "presence"),
+)
+_CUE_WORDS = {word for cues, _, _ in PROPERTY_CUES for word in cues}
+# Local words for a LOINC method word ("dipstick" is LOINC's "Test strip").
+METHOD_SYNONYMS = {"dipstick": "strip", "calc": "calculation", "calculated": "calculation",
+                   "auto": "automated", "automatic": "automated", "microscopic": "microscopy",
+                   "elisa": "immunoassay", "eia": "immunoassay", "pcr": "amplification",
+                   "naat": "amplification"}
+# Text timing: "24 hr", "24h", "24-hour"; "random"/"spot" is a point in time. Hours "post" or
+# "after" something ("1h p 50 g Glc") time a challenge sample, not a collection period.
+_HOURS = re.compile(r"\b(\d{1,2})\s*-?\s*(?:h|hr|hrs|hour|hours|std)\b(?! (?:p|pc|post|after|nach)\b)")
+_POINT_WORDS = {"random", "spot"}
+# In a label, "Red/White Blood Cells" name cells (an analyte), not the specimen "Blood".
+_BLOOD_CELLS = re.compile(r" blood cells? ")
+# In a label, "RBC" is an analyte (a red-cell count), not a specimen as in LOINC's systems.
+_TEXT_NOT_SPECIMEN = {"rbc", "red blood cell"}
+# Order for the text: a body-fluid word wins over "blood" ("RBC, Pleural"), urine over blood
+# ("Blood, Urine" is haematuria), as in labs.SPECIMEN_GROUPS otherwise.
+_TEXT_GROUP_ORDER = ("csf", "urine", "stool", "fluid", "blood")
+_LOINC_CODE = re.compile(r"^\d{1,7}-\d$")
+
+
+@dataclass(frozen=True)
+class Axes:
+    """LOINC axes, each "" (or empty) when unknown; `said` keeps the words that told us."""
+
+    component: str = ""
+    system: str = ""  # the system as written ("Serum or Plasma", "Ser/Plas", "Urine")
+    group: str = ""  # specimen group of the system (labs.SPECIMEN_GROUPS)
+    properties: frozenset = frozenset()  # acceptable PROPERTY codes (a text may allow several)
+    timing: str = ""  # "24H", "Pt"…
+    methods: frozenset = frozenset()  # method phrases, lower case ("" = no method)
+    said: Mapping = None  # axis → the text's words ("24 hr", "serum", "(%)")
+
+
+def fold(text: str) -> str:
+    """Lower-case ASCII with single spaces, keeping % and # (they carry a property)."""
+    folded = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    return " " + re.sub(r"[^a-z0-9%#]+", " ", folded.lower().replace("%", " % ")).strip() + " "
+
+
+def is_loinc_code(code: str) -> bool:
+    """A LOINC code: 1-7 digits, '-', its mod-10 check digit (so "123-4" from another
+    vocabulary does not pass for LOINC by its shape alone)."""
+    code = str(code).strip()
+    if not _LOINC_CODE.match(code):
+        return False
+    number, check = code.split("-")
+    return _check_digit(number) == int(check)
+
+
+def _check_digit(number: str) -> int:
+    """LOINC's mod-10 check digit (Luhn over the digits, rightmost doubled)."""
+    total = 0
+    for position, digit in enumerate(reversed(number)):
+        value = int(digit) * (2 if position % 2 == 0 else 1)
+        total += value // 10 + value % 10
+    return (10 - total % 10) % 10
+
+
+# --- what the shipped vocabulary teaches -----------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def ranked_codes() -> pd.DataFrame:
+    """The shipped LOINC Top-2000 US and SI lists as one table: code, name, short_name, class,
+    rank (the better of the two lists' ranks)."""
+    folder = resources.files("codemap") / "data" / "loinc"
+    frames = []
+    for units in ("US", "SI"):
+        with (folder / f"LOINC_1.6_Top2000CommonLabResults{units}.csv").open(encoding="utf-8") as f:
+            frames.append(pd.read_csv(f, dtype=str, keep_default_na=False))
+    table = pd.concat(frames, ignore_index=True)
+    table.columns = ["code", "name", "short_name", "class", "rank"]
+    table["rank"] = pd.to_numeric(table["rank"], errors="coerce").fillna(0).astype(int)
+    table = table[table["rank"] > 0].sort_values("rank", kind="stable")
+    return table.drop_duplicates("code").reset_index(drop=True)
+
+
+@functools.lru_cache(maxsize=1)
+def method_words() -> dict[str, frozenset]:
+    """Word (5-letter stem) → the LOINC method phrases it names, learned from the "by …" part of
+    the shipped long names. Left out: words naming many phrases ("method"), property words
+    ("count"), and words of analyte names ("creatinine" of "Creatinine-based formula",
+    "neutr" of "Neutralization" and "Neutrophils"): in a label they name the analyte."""
+    names = ranked_codes()["name"]
+    phrases = {_method_from_name(name) for name in names} - {""}
+    naming: dict[str, set] = defaultdict(set)
+    for phrase in phrases:
+        for word in re.findall(r"[a-z]{4,}", phrase):
+            naming[word[:5]].add(phrase)
+    analyte = {w[:5] for name in names for w in re.findall(r"[a-z]{4,}", component_from_name(name).lower())}
+    table = {stem: frozenset(found) for stem, found in naming.items()
+             if len(found) <= 3 and stem not in analyte
+             and not any(w.startswith(stem) for w in _CUE_WORDS)}
+    # A local method word ("calculated") names its LOINC method even where an analyte shares
+    # the stem ("Calculated" components): the label uses it as a method word.
+    for word in set(METHOD_SYNONYMS.values()):
+        if word[:5] in naming:
+            table[word[:5]] = frozenset(naming[word[:5]])
+    return table
+
+
+@functools.lru_cache(maxsize=1)
+def short_name_specimens() -> dict[str, str]:
+    """Short-name system abbreviation, folded ("urns", "bldv") → specimen group, learned from the
+    shipped codes: a short-name word that spells its long name's system in order ("UrnS" of
+    "Urine sediment"), in ≥ 3 codes, ≥ 90 % of them in one group."""
+    votes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in ranked_codes().to_dict("records"):
+        axes = concept_axes(row)
+        system = axes.system.lower()
+        for word in set(fold(row["short_name"]).split()):
+            if axes.group and len(word) >= 3 and word.isalpha() and _spells(word, system):
+                votes[word][axes.group] += 1
+    analyte = {w for name in ranked_codes()["name"] for w in fold(component_from_name(name)).split()}
+    learned = {}
+    for word, groups in votes.items():
+        if word in analyte or word in _TEXT_NOT_SPECIMEN:  # "Jolly bod", "RBC": analyte words
+            continue
+        group, n = max(groups.items(), key=lambda item: item[1])
+        if n >= 3 and n >= 0.9 * sum(groups.values()):
+            learned[word] = group
+    return learned
+
+
+def _spells(word: str, system: str) -> bool:
+    """`word` starts like `system` and its letters follow in order ("urns" in "urine sediment")."""
+    if not system.startswith(word[0]):
+        return False
+    rest = iter(system)
+    return all(letter in rest for letter in word)
+
+
+def property_codes() -> dict[str, str]:
+    """Folded LOINC PROPERTY code → the code ("mcnc" → "MCnc"): a text or short name that writes
+    a property code ("Chol SerPl-mCnc", "Neutrophils NFr Bld") states the property exactly."""
+    codes = set(PROPERTY_WORDS.values()) | FRACTION | COUNT | CONCENTRATION | RATIO | {"MRat"}
+    return {code.lower(): code for code in codes}
+
+
+# --- a concept's axes -----------------------------------------------------------------------
+
+def concept_axes(concept: Mapping[str, object]) -> Axes:
+    """The candidate's axes: a LOINC import's columns when present, else read from its names."""
+    get = lambda key: str(concept.get(key, "") or "").strip()
+    return _concept_axes(get("name"), get("short_name"), get("component"), get("property"),
+                         get("system"), get("time"), get("method"))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # called per (row, candidate); a candidate recurs often
+def _concept_axes(name, short_name, component, prop, system, timing, method) -> Axes:
+    main = name.split(" --")[0]  # "--2 hours post 75 g glucose" is a challenge, not a timing
+    system = system or _system_of(main) or _short_name_system(short_name)
+    prop = prop or property_from_name(main) or property_codes().get(
+        short_name.rsplit("-", 1)[-1].strip().lower() if "-" in short_name else "", "")
+    if not timing:
+        hours = re.search(r"\b(\d+) hour\b", main)
+        timing = f"{hours.group(1)}H" if hours else ("Pt" if system else "")
+    method = method.lower() if method else _method_from_name(main)
+    return Axes(component=(component or component_from_name(main)).lower(), system=system,
+                group=specimen_group_of_system(system), properties=frozenset({prop} - {""}),
+                timing=timing.upper() if timing != "Pt" else timing, methods=frozenset({method}))
+
+
+def component_from_name(long_name: str) -> str:
+    """COMPONENT words of a long common name: what comes before "[" (a component may itself say
+    "in": "Cholesterol in HDL [Mass/volume]"), else before " in " or " by "."""
+    if " [" in long_name:
+        return long_name.split(" [", 1)[0].strip()
+    return re.split(r" in | by | --", long_name, maxsplit=1)[0].strip()
+
+
+def _system_of(long_name: str) -> str:
+    """SYSTEM words after the bracketed property when there is one (a component may itself say
+    "in": "Cholesterol in HDL [Mass/volume] in Serum or Plasma"), else labs.system_from_name."""
+    found = re.search(r"\] (?:in|of) (.+?)(?: by |$)", long_name)
+    return found.group(1).strip() if found else system_from_name(long_name)
+
+
+def _method_from_name(long_name: str) -> str:
+    found = re.search(r" by (.+?)(?: --|$)", long_name)
+    return found.group(1).strip().lower() if found else ""
+
+
+def _short_name_system(short_name: str) -> str:
+    """"SerPl" of "Chol SerPl-mCnc": the word before the property suffix."""
+    if "-" not in short_name:
+        return ""
+    words = short_name.rsplit("-", 1)[0].split()
+    return words[-1] if len(words) > 1 else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def specimen_group_of_system(system: str) -> str:
+    """Specimen group of a LOINC system in any spelling ("Ser/Plas", "Serum or Plasma", "SerPl")."""
+    words = fold(system.replace("/", " ").replace("SerPl", "Ser Pl"))
+    for group, spellings in SPECIMEN_GROUPS:
+        if any(f" {s.strip()} " in words for s in spellings):
+            return group
+    return ""
+
+
+# --- a row's text ---------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1 << 14)
+def text_axes(text: str) -> Axes:
+    """What a lab label says about the LOINC axes ("Glucose, 24 hr Urine" → urine, 24H)."""
+    words = fold(text)
+    read = {"system": _text_group(words), "property": _text_properties(words),
+            "timing": _text_timing(words), "method": _text_methods(words)}
+    said = {axis: cue for axis, (value, cue) in read.items() if value}
+    (group, _), (properties, _), (timing, _), (methods, _) = read.values()
+    return Axes(group=group, properties=properties, timing=timing, methods=methods, said=said)
+
+
+def _text_group(words: str) -> tuple[str, str]:
+    groups = dict(SPECIMEN_GROUPS)
+    words = _BLOOD_CELLS.sub(" ", words)
+    for group in _TEXT_GROUP_ORDER:
+        for spelling in groups[group]:
+            spelling = spelling.strip()
+            if spelling not in _TEXT_NOT_SPECIMEN and f" {spelling} " in words:
+                return group, spelling
+    learned = short_name_specimens()
+    found = {learned[w]: w for w in words.split() if w in learned}
+    group = next((g for g in _TEXT_GROUP_ORDER if g in found), "")
+    return (group, found[group]) if group else ("", "")
+
+
+def _text_properties(words: str) -> tuple[frozenset, str]:
+    tokens = words.split()
+    for token in tokens:  # a property code ("mcnc" of "SerPl-mCnc") is the most precise cue
+        if token in property_codes() and token not in _CUE_WORDS:
+            return frozenset({property_codes()[token]}), token
+    found, cues = set(), []
+    for spellings, properties, meaning in PROPERTY_CUES:
+        hit = next((s for s in spellings if s in tokens), None)
+        if hit:
+            found |= properties
+            cues.append(f"{hit} ({meaning})")
+    return frozenset(found), ", ".join(cues)
+
+
+def _text_timing(words: str) -> tuple[str, str]:
+    hours = _HOURS.search(words)
+    if hours:
+        return f"{int(hours.group(1))}H", hours.group(0).strip()
+    point = next((w for w in words.split() if w in _POINT_WORDS), "")
+    return ("Pt", point) if point else ("", "")
+
+
+def _text_methods(words: str) -> tuple[frozenset, str]:
+    table = method_words()
+    found, cues = set(), []
+    for token in words.split():
+        stem = METHOD_SYNONYMS.get(token, token)[:5]
+        if len(token) >= 4 or token in METHOD_SYNONYMS:
+            if stem in table:
+                found |= table[stem]
+                cues.append(token)
+    return frozenset(found), " ".join(cues)

@@ -1,0 +1,130 @@
+"""Lab text read as LOINC axes, the usual-variant priors and the usage prior keyed by code, on
+the shipped LOINC lists and a real OMOP LOINC sample (codemap.loinc_parts, loinc_commonness,
+lab_text_evidence)."""
+import csv
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from codemap.cli import app
+from codemap.lab_text_evidence import UsualMethodScorer, UsualSpecimenScorer, text_scorers
+from codemap.labs import UsageScorer, lab_scorers
+from codemap.loinc_commonness import code_rank, usual_systems
+from codemap.loinc_parts import concept_axes, is_loinc_code, method_words, ranked_codes, text_axes
+
+from .conftest import DATA
+
+OMOP_LOINC = DATA / "omop_loinc_synthea.csv"
+
+
+def _shipped(code: str) -> dict:
+    """A concept of the shipped Top-2000 lists as ranking sees it (code, name, short name…)."""
+    table = ranked_codes()
+    return table[table["code"] == code].iloc[0].to_dict()
+
+
+def test_short_names_read_as_text_agree_with_their_long_names():
+    """Every shipped short name, read as a local label, against its own long name: the specimen
+    group and the timing the text parser finds must be the long name's."""
+    table = ranked_codes()
+    groups = timings = 0
+    for row in table.to_dict("records"):
+        said, has = text_axes(row["short_name"]), concept_axes(row)
+        if said.group and has.group:
+            groups += 1
+            assert said.group == has.group or "+" in row["short_name"], row
+        if said.timing and said.timing != "Pt":
+            timings += 1
+            assert said.timing == has.timing, row
+    assert groups > 1500 and timings > 50
+
+
+def test_parser_on_shipped_names():
+    neutro = _shipped("770-8")  # "Neutrophils/leuk NFr Bld Auto"
+    said = text_axes(neutro["short_name"])
+    assert said.properties == {"NFr"} and said.group == "blood"
+    assert said.methods == {"automated count"} == concept_axes(neutro).methods
+    chol = _shipped("2093-3")  # "Cholest SerPl-mCnc"
+    assert text_axes(chol["short_name"]).properties == {"MCnc"} == concept_axes(chol).properties
+    creat = _shipped("14684-5")  # Creatinine [Moles/time] in 24 hour Urine, "Creat 24H Ur-mRate"
+    assert (concept_axes(creat).timing, concept_axes(creat).group) == ("24H", "urine")
+    assert (text_axes(creat["short_name"]).timing, text_axes(creat["short_name"]).group) == ("24H", "urine")
+    # The long names themselves, read as text: property words and methods come through.
+    count = _shipped("751-8")  # Neutrophils [#/volume] in Blood by Automated count
+    assert {"NCnc"} <= text_axes(count["short_name"]).properties
+    assert "calculation" in method_words()["calcu"]
+
+
+def test_loinc_check_digit():
+    assert all(is_loinc_code(code) for code in ranked_codes()["code"])
+    assert not is_loinc_code("2160-1") and not is_loinc_code("HP:0001") and not is_loinc_code("2160")
+
+
+def test_text_scorers_agree_and_contradict_with_reasons():
+    specimen, prop, timing, method = text_scorers()
+    urine_24h, serum = _shipped("14684-5"), _shipped("2160-0")
+    row = {"text": "Creat 24H Ur", "unit": "", "specimen": ""}
+    assert timing.score(row, urine_24h).adjust > 0 > timing.score(row, serum).adjust
+    assert timing.score(row, urine_24h).reason == "text says 24h; candidate is 24H"
+    assert specimen.score(row, urine_24h).adjust > 0 > specimen.score(row, serum).adjust
+    assert specimen.score(row, serum).reason == "text says ur; candidate is Serum or Plasma"
+    # A specimen column the specimen scorer reads is not counted a second time from the text.
+    assert specimen.for_row({**row, "specimen": "Urine"}) is None
+    # A unit column the unit scorer reads keeps the text's property words out.
+    percent = {"text": "Neutrophils %", "unit": "", "specimen": ""}
+    assert prop.score(percent, _shipped("770-8")).adjust > 0
+    assert prop.score(percent, _shipped("751-8")).adjust < 0
+    assert prop.for_row({**percent, "unit": "%"}) is None
+    strip = {"text": "Prot Ur Strip", "unit": "", "specimen": ""}
+    assert method.score(strip, _shipped("2888-6")).reason == ""  # no method: silent
+
+
+def test_usual_variant_priors_learned_from_ranks():
+    """Urate is ordered mostly in serum/plasma: with no specimen stated, the serum code gets the
+    larger bonus; a text that names urine silences the prior."""
+    assert max(usual_systems("urate"), key=usual_systems("urate").get) == "blood"
+    prior = UsualSpecimenScorer()
+    bare = {"text": "Urate", "unit": "", "specimen": ""}
+    assert prior.score(bare, _shipped("3084-1")).adjust > prior.score(bare, _shipped("3086-6")).adjust > 0
+    assert prior.for_row({**bare, "text": "Urate Ur"}) is None
+    method = UsualMethodScorer()
+    assert method.for_row({"text": "Neutrophils/leuk NFr Bld Auto"}) is None  # method named
+    assert method.score(bare, _shipped("3084-1")).reason.startswith("no method stated")
+
+
+def test_usage_prior_applies_to_a_user_table_of_loinc_codes():
+    """The OMOP LOINC sample has no rank column: the rank comes from the shipped lists by code."""
+    table = pd.read_csv(OMOP_LOINC, dtype=str, keep_default_na=False)
+    concepts = [{"code": c, "name": n} for c, n in zip(table["concept_code"], table["concept_name"])]
+    usage = UsageScorer()
+    ranked = [c for c in concepts if usage.score({}, c).adjust > 0]
+    assert ranked and all(usage.score({}, c).reason == f"common test rank {code_rank(c['code'])}"
+                          for c in ranked)
+    assert usage.score({}, {"code": "2160-1", "name": "x"}).adjust == 0  # not a LOINC code
+
+
+def test_scorers_switch_off_by_name():
+    names = [s.name for s in lab_scorers()]
+    assert {"text_specimen", "text_property", "text_timing", "text_method", "usual_specimen",
+            "usual_method"} <= set(names)
+    assert "usual_method" not in [s.name for s in lab_scorers(off=("usual_method",))]
+
+
+def test_map_cli_explains_text_and_prior_evidence(tmp_path, shared_cache):
+    """Urine short names of the short-name dev list whose code is in the OMOP sample, mapped onto
+    that user table through the CLI: the explanation names the text's specimen and the rank."""
+    codes = set(pd.read_csv(OMOP_LOINC, dtype=str)["concept_code"])
+    with open(DATA / "loinc_short_units_dev.tsv", encoding="utf-8") as handle:
+        rows = [r for r in csv.DictReader(handle, delimiter="\t")
+                if r["loinc_code"] in codes and " Ur" in r["label"]]
+    source = tmp_path / "labs.csv"
+    pd.DataFrame({"code": [r["loinc_code"] for r in rows],
+                  "name": [r["label"] for r in rows]}).to_csv(source, index=False)
+    out = tmp_path / "out.csv"
+    result = CliRunner().invoke(app, ["map", str(source), "--target", str(OMOP_LOINC), "-o",
+                                      str(out), "-k", "3", "--cache-dir", str(shared_cache), "-q"])
+    assert result.exit_code == 0, result.output
+    found = pd.read_csv(out, dtype=str, keep_default_na=False)
+    top = found[found["rank"] == "1"]
+    assert top["explanation"].str.contains("text says ur; candidate is Urine").all()
+    assert top["explanation"].str.contains("common test rank").any()
