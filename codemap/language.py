@@ -62,11 +62,22 @@ def _identifier():
     return identifier
 
 
-def names_language(names, langs) -> str:
+# A target whose names in the source's language are at least this share of its names (LOINC with
+# its German variant: 32 %) is searched as a same-language target for that source.
+MIN_NAMES_SHARE = 0.2
+
+
+def names_language(names, langs, prefer: str = "") -> str:
     """The main language of a vocabulary's names: from their `lang` tags where most names carry
-    one (store imports do), else detected from a sample of the names ("" when unsure)."""
+    one (store imports do), else detected from a sample of the names ("" when unsure).
+
+    `prefer` (the source list's language) is returned instead when at least MIN_NAMES_SHARE of
+    the tagged names are in it: the source then meets names in its own language, so the fusion
+    is the same-language one (codemap.rank.for_languages)."""
     tags = [str(t).split("-")[0].lower() for t in langs if t is not None and str(t).strip()]
     if len(tags) * 2 > len(langs):
+        if prefer and tags.count(prefer.split("-")[0].lower()) >= MIN_NAMES_SHARE * len(tags):
+            return prefer.split("-")[0].lower()
         return max(set(tags), key=tags.count)
     step = max(1, len(names) // SAMPLE_ROWS)  # an even sample: vocabulary files are often sorted
     guess = detect_language(list(names[::step]))

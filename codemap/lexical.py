@@ -21,7 +21,11 @@ from .vocab import Vocabulary
 
 log = logging.getLogger(__name__)
 
-LEXICAL_FORMAT = 2  # 2: binary term frequency
+LEXICAL_FORMAT = 3  # 2: binary term frequency; 3: encoder-only name types left empty
+# Names the encoder reads but the n-gram index does not: an expanded LOINC short name ("Glucose
+# SerPl serum or plasma mCnc") shares the n-grams of a bare analyte query with every code of that
+# analyte and outscores its long name (MIMIC-IV labels, lexical acc@1 0.424 → 0.384 with them).
+ENCODER_ONLY_NAME_TYPES = {"short expanded"}
 NGRAMS = (2, 4)  # character n-gram lengths, within word boundaries
 
 
@@ -58,7 +62,8 @@ def load_or_build_lexical(vocab: Vocabulary, cache_dir: Path) -> LexicalIndex:
     """Load the cached TF-IDF index of `vocab`'s names, or fit and cache it."""
     key = sha256_text(str(LEXICAL_FORMAT), str(NGRAMS), vocab.content_hash)[:24]
     folder = Path(cache_dir) / "lexical" / f"{vocab.id}-{key}"
-    names = [normalize_text(n) for n in vocab.names["name"]]
+    names = [("" if kind in ENCODER_ONLY_NAME_TYPES else normalize_text(n))
+             for n, kind in zip(vocab.names["name"], vocab.names["name_type"])]
     if (folder / "manifest.json").exists():
         try:
             terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))

@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .abbreviations import expand_abbreviations, with_expanded_short_names
+from .abbreviations import with_expanded_short_names
 from .confidence import calibration_fingerprint, choose_calibrator, ranking_key, target_domain
 from .config import EvalConfig, MapConfig, RankConfig, ReadOptions
 from .drug_agreement import drug_scorers, is_drug_vocabulary
+from .drug_names import with_other_names
 from .encoder import Encoder
 from .errors import CodemapError
 from .evaluate import gold_ranks, score_ranks
@@ -31,9 +32,11 @@ from .lexical import load_or_build_lexical
 from .files import sha256_text
 from .hierarchy import BROADER_NOTE, Hierarchy, propose_broader
 from .memory import MEMORY_COLUMN
+from .normalize import normalize_source, read_as_notes
 from .rank import for_languages, rank_hybrid
 from .readers import SourceTable, iter_code_list, read_code_list
 from .rerank import CrossEncoder, rerank_candidates
+from .sense_lexicon import domain_expander
 from .triage import suggest, tally
 from .vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 from .parts import PartsFolder, part_name
@@ -103,7 +106,8 @@ class Mapper:
                    if config.rank.method != "encoder" else None)
         timings = {"load_target": t_vocab - clock, "load_model": t_model - t_vocab,
                    "index": time.perf_counter() - t_model}  # name index and lexical index
-        target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist())
+        target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist(),
+                                     config.source_lang or "")
         rank = for_languages(config.rank, config.source_lang or "", target_lang,
                              encoder.info.multilingual())
         scorers = evidence_scorers(vocab, rank)
@@ -130,6 +134,8 @@ class Mapper:
         if self.reranker is not None:
             found = rerank_candidates(found, query_texts, self.reranker, self.rank.rerank_top)
         candidates = _join_source(source, source.texts, found)
+        candidates["explanation"] = read_as_notes(candidates["source_text"],
+                                                  candidates["explanation"])
         if self.config.memory is not None:
             from .memory import prefill
 
@@ -149,9 +155,12 @@ class Mapper:
     def for_source_lang(self, lang: str | None) -> "Mapper":
         """This Mapper, sharing what it loaded, for a list in `lang` (the fusion weight depends
         on the pair of languages): an engine mapping several lists at once uses one per list."""
-        rank = for_languages(self.config.rank, lang or "", self.target_lang,
+        names = self.vocab.names
+        target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang or "")
+        rank = for_languages(self.config.rank, lang or "", target_lang,
                              self.encoder.info.multilingual())
         return replace(self, config=replace(self.config, source_lang=lang), rank=rank,
+                       target_lang=target_lang,
                        scorers=evidence_scorers(self.vocab, rank))
 
     def describe(self) -> dict:
@@ -437,9 +446,9 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     fields = row_fields(source)
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     language = source_language([query_texts[i] for i in keep], None)
-    base = for_languages(config.rank, language.lang if language.method != "uncertain" else "",
-                         names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist()),
-                         encoder.info.multilingual())
+    lang = language.lang if language.method != "uncertain" else ""
+    base = for_languages(config.rank, lang, names_language(
+        vocab.names["name"].tolist(), vocab.names["lang"].tolist(), lang), encoder.info.multilingual())
     return GoldQueries(config, vocab, encoder, rows, [gold[i] for i in keep], len(source.frame),
                        base, language)
 
@@ -490,6 +499,8 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
             "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
             "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
             DEFAULT_METHOD[True]: replace(plain, method="hybrid", drug_evidence=True),
+            "hybrid + drug evidence + abbreviations": replace(
+                plain, method="hybrid", drug_evidence=True, expand_abbreviations=True),
         }
     return {
         "encoder": replace(plain, method="encoder"),
@@ -527,17 +538,26 @@ def row_fields(source: SourceTable) -> list[dict]:
 
 
 def text_expander(vocab: Vocabulary, rank: RankConfig):
-    """`expand_abbreviations` with `rank.expand_abbreviations` and a LOINC target, else identity."""
-    if rank.expand_abbreviations and vocab.id.upper().startswith("LOINC"):
-        return expand_abbreviations
-    return lambda text: text
+    """How source texts are prepared for the encoder and the lexical index, the one place for
+    both `map` and `eval`: formatting noise removed (codemap.normalize), then, with
+    `rank.expand_abbreviations`, abbreviations followed by their sense in the target's domain
+    (codemap.sense_lexicon)."""
+    if not rank.expand_abbreviations:
+        return normalize_source
+    expand = domain_expander(vocab)
+    return lambda text: expand(normalize_source(text))
 
 
 def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
-    """The vocabulary with its short names also expanded when `text_expander` expands (else
-    unchanged), and that expander."""
-    expand = text_expander(vocab, rank)
-    return (with_expanded_short_names(vocab) if expand is expand_abbreviations else vocab), expand
+    """The vocabulary with extra names, and the source `text_expander`: LOINC short names also
+    expanded ("Chol SerPl-mCnc" → "… cholesterol serum or plasma …": short names match poorly as
+    raw strings); drug names also written with the ingredient's other nonproprietary name
+    ("Acetaminophen 325 MG" → "paracetamol 325 MG", codemap.drug_names)."""
+    if vocab.id.upper().startswith("LOINC"):
+        vocab = with_expanded_short_names(vocab)
+    elif is_drug_vocabulary(vocab):
+        vocab = with_other_names(vocab)
+    return vocab, text_expander(vocab, rank)
 
 
 def with_axes(vocab: Vocabulary) -> Vocabulary:

@@ -153,6 +153,7 @@ def _pick(path: Path, columns, wanted: list[str], role: str, *, required: bool =
 LOINC_SUBSET_NOTICE = (
     "LOINC here is the built-in Top 2000+ lab results subset (LOINC 1.6 accessory file, ~2,300 "
     "codes), not the full LOINC table; import the full release with `codemap vocab import loinc`. "
+    "German names of 1,625 of its codes come from the LOINC German linguistic variant (deDE15). "
     "LOINC is copyright Regenstrief Institute, Inc. (https://loinc.org/license)."
 )
 
@@ -174,9 +175,30 @@ def builtin_loinc() -> Vocabulary:
         pd.DataFrame({"code": concepts["code"], "name": concepts["name"], "name_type": "preferred"}),
         pd.DataFrame({"code": concepts["code"], "name": concepts["short_name"], "name_type": "short"}),
     ], ignore_index=True).assign(lang="en")
+    names = pd.concat([names, _loinc_german_names(folder, set(concepts["code"]))],
+                      ignore_index=True)
     names = names[names["name"].str.strip() != ""].drop_duplicates(subset=["code", "name"])
     return Vocabulary(id="LOINC", version="Top 2000+ v1.6 (subset)", concepts=concepts,
                       names=names, notice=LOINC_SUBSET_NOTICE, source="built-in")
+
+
+def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
+    """German names (lang "de") of the built-in codes, from the deDE15 linguistic variant
+    (benchmarks/build_loinc_german.py): the long common name, and each German related name of
+    the component with the specimen ("Gamma-GT Serum oder Plasma"), since local lists name the
+    analyte by its everyday name and rarely spell out the property."""
+    with resources.as_file(folder / "loinc_de_names.tsv") as tsv:
+        german = pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False)
+    german = german[german["code"].isin(codes)]
+    related = german.assign(name=german["related_names"].str.split(";")).explode("name")
+    related["name"] = related["name"].str.strip()
+    related = related[related["name"] != ""]
+    return pd.concat([
+        pd.DataFrame({"code": german["code"], "name": german["long_common_name"],
+                      "name_type": "preferred"}),
+        pd.DataFrame({"code": related["code"], "name": related["name"] + " " + related["system"],
+                      "name_type": "related"}),
+    ], ignore_index=True).assign(lang="de")
 
 
 BUILTIN_VOCABULARIES = {"LOINC": builtin_loinc}

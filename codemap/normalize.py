@@ -1,0 +1,58 @@
+"""Formatting noise in source texts, removed before the encoder and the lexical index read them.
+
+Local code lists carry marks of the system that printed them rather than of the test: letters
+spaced out for emphasis ("G L U C O S E"), `*` or `#` flags on a label, a trailing filler word
+("Lipase Test", "Glucose level"), an abbreviation repeated in brackets ("Sodium (Na) (Na)"),
+doubled spaces and punctuation. Every rule here is about the form of the text, none names a test.
+ALL-CAPS words stay as they are (the models are uncased; an abbreviation is recognised by its
+form later, codemap.abbreviations). The original text is kept by the caller; `normalize_source`
+only says what the text is read as.
+"""
+from __future__ import annotations
+
+import re
+
+# Three or more single letters (or digits) each separated by one space: a word spaced out.
+_SPACED = re.compile(r"(?<![\w])((?:[A-Za-z0-9] ){2,}[A-Za-z0-9])(?![\w])")
+# Flags printed before or after a label. A trailing "#" is kept: in lab names it means an
+# absolute count ("Neutrophils #", LOINC's "Neutrophils # Bld"), not a flag.
+_LEADING_MARKS = re.compile(r"^[\s*#]+")
+_TRAILING_MARKS = re.compile(r"[\s*]+$")
+# A last word that says nothing about what is measured: lists append it to bare analyte names.
+_FILLER = re.compile(r"(?<=\w)[\s,:-]+(?:test|tests|level|levels)\s*$", re.IGNORECASE)
+# A bracketed group, or a word, repeated right after itself ("(Na) (Na)", "Serum Serum").
+_REPEATED_GROUP = re.compile(r"(\([^()]*\)|\[[^\[\]]*\]|\b\w+\b)(?:\s*\1)+", re.IGNORECASE)
+# The same punctuation mark twice or more ("Glucose,, serum", "Hb -- Blood").
+_REPEATED_PUNCT = re.compile(r"([,;:./\-])(?:\s*\1)+")
+
+
+def normalize_source(text: str) -> str:
+    """`text` without formatting noise (see the module docstring); "" stays "".
+
+    >>> normalize_source("G L U C O S E *")
+    'GLUCOSE'
+    >>> normalize_source("Sodium (Na) (Na)")
+    'Sodium (Na)'
+    """
+    if not text:
+        return text
+    out = _SPACED.sub(lambda m: m.group(1).replace(" ", ""), text)
+    out = _TRAILING_MARKS.sub("", _LEADING_MARKS.sub("", out))
+    out = _REPEATED_GROUP.sub(r"\1", out)
+    out = _REPEATED_PUNCT.sub(r"\1", out)
+    out = " ".join(out.split())
+    stripped = _FILLER.sub("", out).strip()
+    # A text that is only noise ("***", "Test") is left as it was rather than emptied.
+    return stripped or out or text
+
+
+def read_as_notes(texts, explanations):
+    """Each candidate's explanation, led by what its source text was read as where normalising
+    changed it ("read as 'GLUCOSE'; name: encoder …"), so a reviewer sees why a noisy label
+    matched. `texts` and `explanations` are aligned pandas Series."""
+    read = texts.fillna("").map(normalize_source)
+    changed = read != texts.fillna("")
+    notes = "read as '" + read + "'"
+    rest = explanations.fillna("")
+    joined = notes.where(rest == "", notes + "; " + rest)
+    return explanations.where(~changed, joined)

