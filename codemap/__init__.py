@@ -15,18 +15,18 @@ __all__ = ["CodemapError", "EncoderConfig", "MapConfig", "RankConfig", "ReadOpti
 def __getattr__(name):
     # Heavy modules (torch, faiss) load on first use, so `codemap --help` stays fast.
     if name == "map_codes":
-        from .pipeline import map_codes
+        from .engines.local import map_codes
         return map_codes
     if name == "read_code_list":
-        from .readers import read_code_list
+        from .read.readers import read_code_list
         return read_code_list
     if name == "load_target":
-        from .vocab import load_target
+        from .vocab.vocabulary import load_target
         return load_target
     if name == "Encoder":
-        from .encoder import Encoder
+        from .embed.encoder import Encoder
         return Encoder
     if name == "write_candidates":
-        from .writers import write_candidates
+        from .write.writers import write_candidates
         return write_candidates
     raise AttributeError(name)

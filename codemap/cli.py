@@ -102,7 +102,7 @@ class Engine(str, Enum):
     ray = "ray"
 
 
-# --rerank (codemap.rerank); declared once for `map` and `eval`.
+# --rerank (codemap.rank.rerank); declared once for `map` and `eval`.
 RerankOption = typer.Option(None, "--rerank",
                             help="Re-order the top candidates with a cross-encoder re-ranker "
                                  "folder (`codemap train-reranker` OUT/model) [default: off].")
@@ -110,7 +110,7 @@ RerankTopOption = typer.Option(RankConfig.rerank_top, "--rerank-top", min=2, max
                                help="Candidates per row the re-ranker re-orders.")
 
 
-# --engine ray (codemap.ray_engine); declared once for `map` and `vocab embed`.
+# --engine ray (codemap.engines.ray); declared once for `map` and `vocab embed`.
 EngineOption = typer.Option(Engine.local, "--engine",
                             help="local (this process) or ray (a pool of Ray actors; needs the "
                                  "`ray` extra).")
@@ -219,10 +219,10 @@ def map_command(
     (or, on an imported release: --target LOINC --filter class=CHEM --lang de;
     on a cluster: codemap map sites/*.csv -t LOINC --engine ray --ray-address auto -o mapped/)
     """
-    from .llm_select import LLMConfig
-    from .pipeline import map_to_file
+    from .decide.llm_select import LLMConfig
+    from .engines.local import map_to_file
     from .summary import print_map_summary, tier_line
-    from .writers import check_output, default_output
+    from .write.writers import check_output, default_output
 
     _setup_logging(verbose, quiet)
     source = sources[0]
@@ -259,7 +259,7 @@ def map_command(
     )
     if engine is Engine.ray:
         from .config import RayConfig
-        from .ray_engine import map_with_ray
+        from .engines.ray import map_with_ray
 
         counts = map_with_ray(config, sources, RayConfig(address=ray_address, workers=workers,
                                                          num_gpus=num_gpus, batch_rows=batch_rows),
@@ -303,7 +303,7 @@ def eval_command(
 
     Example: codemap eval tests/data/mimic_labs_gold.tsv --target LOINC --gold-col loinc_code
     """
-    from .pipeline import evaluate_gold
+    from .engines.local import evaluate_gold
     from .summary import print_eval_table
 
     _setup_logging(False, quiet)
@@ -349,7 +349,7 @@ def calibrate_command(
 
     Example: codemap calibrate tests/data/mimic_labs_gold.tsv --target LOINC --gold-col loinc_code -o calib.json
     """
-    from .calibrate import CalibrateConfig, calibrate
+    from .decide.calibrate import CalibrateConfig, calibrate
     from .summary import print_calibration
 
     _setup_logging(False, True)
@@ -459,7 +459,7 @@ def bench_command(
 
     Example: codemap bench --model default --terms 5000
     """
-    from .bench import BenchConfig, run_bench
+    from .embed.bench import BenchConfig, run_bench
 
     _setup_logging(False, True)
     rows, run = run_bench(BenchConfig(model=model, terms=terms, batch_size=batch_size,
@@ -510,7 +510,7 @@ def apply_command(
     Example: codemap apply examples/labs.codemap.xlsx -o labs.sssom.tsv --format sssom
     """
     from .config import ApplyConfig
-    from .review import apply_reviews
+    from .review.apply import apply_reviews
 
     result = apply_reviews(ApplyConfig(
         workbook=workbook, output=output, format=fmt.value, target=target,
@@ -564,7 +564,7 @@ def vocab_import_command(
 
     Example: codemap vocab import omop ./athena/ --vocabulary LOINC --standard-only
     """
-    from .store import ImportOptions, VocabStore
+    from .vocab.store import ImportOptions, VocabStore
 
     _setup_logging(False, False)
     options = ImportOptions(name=name, version=version, vocabularies=tuple(vocabulary or ()),
@@ -585,8 +585,8 @@ def vocab_list_command(store: Optional[Path] = StoreOption) -> None:
 
     Example: codemap vocab list
     """
-    from .store import VocabStore
-    from .vocab import BUILTIN_VOCABULARIES
+    from .vocab.store import VocabStore
+    from .vocab.vocabulary import BUILTIN_VOCABULARIES
 
     for name, load in sorted(BUILTIN_VOCABULARIES.items()):
         vocab = load()
@@ -611,7 +611,7 @@ def vocab_show_command(
     """
     import json
 
-    from .store import VocabStore
+    from .vocab.store import VocabStore
 
     shown = VocabStore(store).show(name, code)
     if code is None:
@@ -633,7 +633,7 @@ def vocab_rm_command(name: str = typer.Argument(..., help="Vocabulary name in th
 
     Example: codemap vocab rm OMOP
     """
-    from .store import VocabStore
+    from .vocab.store import VocabStore
 
     typer.echo(f"removed {VocabStore(store).remove(name)}")
 
@@ -661,8 +661,8 @@ def vocab_embed_command(
     Example: codemap vocab embed LOINC --model default --engine ray --workers 2
     """
     from .config import RayConfig
-    from .ray_engine import embed_vocabulary
-    from .vocab import load_target
+    from .engines.ray import embed_vocabulary
+    from .vocab.vocabulary import load_target
 
     _setup_logging(False, False)
     cache = cache_dir or default_cache_dir()
@@ -692,7 +692,7 @@ def review_command(
 
     Example: codemap review mapped/ -o review.xlsx --site source_file
     """
-    from .parts import write_review_parts
+    from .write.parts import write_review_parts
 
     if site is not None and rows is not None:
         raise CodemapError("give --site or --rows, not both")

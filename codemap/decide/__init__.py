@@ -1,0 +1,1 @@
+"""Decide: calibrated confidence, review triage and the optional LLM selector."""

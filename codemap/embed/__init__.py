@@ -1,0 +1,1 @@
+"""Embed: find a model, run it (PyTorch or ONNX Runtime), and index a vocabulary's names with FAISS."""

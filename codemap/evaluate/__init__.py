@@ -1,0 +1,1 @@
+"""Evaluate: ranking quality on gold (query, code) pairs."""

@@ -1,0 +1,1 @@
+"""Rank: search hits → candidates, fused with lexical scores and re-scored by lab and drug evidence."""

@@ -1,0 +1,1 @@
+"""Review: apply a reviewed workbook, and the mapping memory of past decisions."""
