@@ -13,7 +13,7 @@ import csv
 from pathlib import Path
 
 from codemap.rank.abbreviations import learn_abbreviations, write_abbreviations
-from codemap.vocab.vocabulary import builtin_loinc
+from codemap.vocab import builtin_loinc
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from codemap.vocab.vocabulary import builtin_loinc
+from codemap.vocab import builtin_loinc
 
 SEED = 0
 N_LOINC, N_ICD, N_EXAMPLE, N_SMALL_TARGET = 300, 300, 20, 150

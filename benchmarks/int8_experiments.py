@@ -11,8 +11,8 @@ import dataclasses, json, logging, sys, time
 from pathlib import Path
 import numpy as np
 from codemap.config import EncoderConfig
-from codemap.embed.encoder import Encoder
-from codemap.embed.models import resolve_model
+from codemap.embed import Encoder
+from codemap.embed import resolve_model
 from codemap.export import parity
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from onnx import TensorProto

@@ -303,7 +303,7 @@ def eval_command(
 
     Example: codemap eval tests/data/mimic_labs_gold.tsv --target LOINC --gold-col loinc_code
     """
-    from .engines.local import evaluate_gold
+    from .evaluate import evaluate_gold
     from .summary import print_eval_table
 
     _setup_logging(False, quiet)
@@ -586,7 +586,7 @@ def vocab_list_command(store: Optional[Path] = StoreOption) -> None:
     Example: codemap vocab list
     """
     from .vocab.store import VocabStore
-    from .vocab.vocabulary import BUILTIN_VOCABULARIES
+    from .vocab import BUILTIN_VOCABULARIES
 
     for name, load in sorted(BUILTIN_VOCABULARIES.items()):
         vocab = load()
@@ -662,7 +662,7 @@ def vocab_embed_command(
     """
     from .config import RayConfig
     from .engines.ray import embed_vocabulary
-    from .vocab.vocabulary import load_target
+    from .vocab import load_target
 
     _setup_logging(False, False)
     cache = cache_dir or default_cache_dir()
@@ -692,7 +692,7 @@ def review_command(
 
     Example: codemap review mapped/ -o review.xlsx --site source_file
     """
-    from .write.parts import write_review_parts
+    from .write.writers import write_review_parts
 
     if site is not None and rows is not None:
         raise CodemapError("give --site or --rows, not both")

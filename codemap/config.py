@@ -5,6 +5,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import CodemapError
+
 
 def default_cache_dir() -> Path:
     """$CODEMAP_CACHE_DIR, else $XDG_CACHE_HOME/codemap, else ~/.cache/codemap."""
@@ -39,8 +41,6 @@ class VocabFilter:
 
         Raises CodemapError for a `--filter` without `key=value`.
         """
-        from .errors import CodemapError
-
         pairs = []
         for item in filters or ():
             key, sep, value = item.partition("=")

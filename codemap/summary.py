@@ -7,13 +7,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from .decide.triage import NO_CANDIDATES, SUGGESTIONS
+
 SCORE_BANDS = (0.9, 0.8, 0.7, 0.5)
 
 
 def tier_line(tiers: dict) -> str:
     """"review tiers (sources): …" — the same line for the local and the Ray engine."""
-    from .decide.triage import NO_CANDIDATES, SUGGESTIONS
-
     names = [*SUGGESTIONS, NO_CANDIDATES] if NO_CANDIDATES in tiers else SUGGESTIONS
     return "review tiers (sources): " + ", ".join(f"{name} {tiers.get(name, 0):,}" for name in names)
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import torch
 
-from codemap.embed.encoder import pool
+from codemap.embed import pool
 from codemap.errors import CodemapError
-from codemap.embed.models import ModelInfo, Pooling
+from codemap.embed import ModelInfo, Pooling
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from codemap.config import EncoderConfig
-from codemap.embed.encoder import Encoder
+from codemap.embed import Encoder
 from codemap.errors import CodemapError
-from codemap.embed.models import ModelInfo
-from codemap.vocab.vocabulary import builtin_loinc
+from codemap.embed import ModelInfo
+from codemap.vocab import builtin_loinc
 
 log = logging.getLogger(__name__)
 

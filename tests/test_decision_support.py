@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from .conftest import DATA, REPO
 from codemap.decide.calibrate import dev_set, expected_calibration_error, precision_curve
 from codemap.cli import app
-from codemap.decide.confidence import Calibrator, shipped_calibrators
-from codemap.decide.triage import AUTO_ACCEPT_BY, SUGGESTIONS
+from codemap.decide import Calibrator, shipped_calibrators
+from codemap.decide import AUTO_ACCEPT_BY, SUGGESTIONS
 
 DRUG_TARGET = REPO / "codemap" / "data" / "drugs" / "drug_targets.tsv"
 DRUG_DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
@@ -139,7 +139,7 @@ def test_apply_exports_pre_approvals_and_no_match(drugs_mapped):
 
 def test_prefix_hierarchy_for_icd10_tables_without_relations():
     from codemap.vocab.hierarchy import nearest_broader, parent_map
-    from codemap.vocab.vocabulary import Vocabulary
+    from codemap.vocab import Vocabulary
 
     codes = ["E11", "E11.6", "E11.65", "E11.64", "E11.9", "E10"]
     concepts = pd.DataFrame({"code": codes, "name": codes})
@@ -151,9 +151,9 @@ def test_prefix_hierarchy_for_icd10_tables_without_relations():
 
 
 def test_uphill_proposes_broader_concept_and_sssom_broad_match(tmp_path, shared_cache):
-    from codemap.review.apply import read_reviewed_workbook
-    from codemap.vocab.store import ImportOptions, VocabStore
-    from codemap.write.writers import write_candidates
+    from codemap.review import read_reviewed_workbook
+    from codemap.vocab import ImportOptions, VocabStore
+    from codemap.write import write_candidates
 
     store = tmp_path / "cache" / "store"  # the default store here, so `apply` finds it too
     VocabStore(store).import_files("icd10cm", DATA / "store" / "icd10cm" / "icd10cm_tabular_slice.xml",

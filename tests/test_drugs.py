@@ -8,11 +8,11 @@ from .conftest import DATA
 from codemap.config import RankConfig
 from codemap.rank.drug_agreement import DrugMatcher, drug_scorers
 from codemap.rank.evidence import weigh
-from codemap.embed.index import load_or_build_index
-from codemap.rank.lexical import load_or_build_lexical
-from codemap.engines.local import evidence_scorers
-from codemap.rank.hybrid import rank_hybrid
-from codemap.vocab.vocabulary import Vocabulary
+from codemap.embed import load_or_build_index
+from codemap.rank import load_or_build_lexical
+from codemap.rank import evidence_scorers
+from codemap.rank import rank_hybrid
+from codemap.vocab import Vocabulary
 from codemap.rank.drugs import Strength, parse_drug, strengths_agree
 
 DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"

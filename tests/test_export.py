@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.config import EncoderConfig
-from codemap.embed.encoder import Encoder
+from codemap.embed import Encoder
 from codemap.errors import CodemapError
-from codemap.embed.models import Backend, resolve_model
+from codemap.embed import Backend, resolve_model
 
 from .conftest import DATA, EXAMPLES
 

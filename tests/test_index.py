@@ -4,10 +4,10 @@ import pandas as pd
 import pytest
 
 from codemap.embed import index as index_module
-from codemap.embed.index import load_or_build_index
-from codemap.rank.hybrid import rank_hybrid
+from codemap.embed import load_or_build_index
+from codemap.rank import rank_hybrid
 from codemap.config import RankConfig
-from codemap.vocab.vocabulary import Vocabulary
+from codemap.vocab import Vocabulary
 
 
 def small_vocab(extra: str = "") -> Vocabulary:

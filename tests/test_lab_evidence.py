@@ -8,8 +8,8 @@ from codemap.rank.abbreviations import (builtin_abbreviations, expand_abbreviati
 from codemap.config import EvalConfig, RankConfig
 from codemap.rank.evidence import Evidence, for_row, weigh
 from codemap.rank.labs import CategoryScorer, UsageScorer, category_classes, class_stem, lab_scorers
-from codemap.engines.local import eval_methods, evaluate_gold
-from codemap.vocab.vocabulary import builtin_loinc
+from codemap.evaluate import eval_methods, evaluate_gold
+from codemap.vocab import builtin_loinc
 
 from .conftest import DATA
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.config import EncoderConfig
-from codemap.embed.encoder import Encoder
+from codemap.embed import Encoder
 
 from .conftest import DATA, EXAMPLES, REPO
 
@@ -23,7 +23,7 @@ SMALL_TARGET = DATA / "loinc_en_small.csv"
 @pytest.fixture(scope="session")
 def multilingual_cache(tmp_path_factory):
     """A cache holding the converted model, converted (and engine-checked) once per session."""
-    from codemap.embed.models import resolve_model
+    from codemap.embed import resolve_model
 
     cache = tmp_path_factory.mktemp("multilingual-cache")
     resolve_model("multilingual", cache)
@@ -130,9 +130,9 @@ def test_source_lang_override_and_hint(tmp_path, shared_cache):
 
 def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_model():
     from codemap.config import RankConfig
-    from codemap.read.language import names_language
-    from codemap.embed.models import resolve_model
-    from codemap.rank.hybrid import for_languages
+    from codemap.read import names_language
+    from codemap.embed import resolve_model
+    from codemap.rank import for_languages
 
     base = RankConfig()
     assert for_languages(base, "de", "en", True).encoder_weight == base.crosslingual_encoder_weight

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.errors import CodemapError
-from codemap.rank.rerank import CrossEncoder, rerank_candidates
+from codemap.rank import CrossEncoder, rerank_candidates
 from codemap.train.kg import build_graph
 from codemap.train.rerank import (group_loss, load_base, mine_negatives, plan_anchors,
                                   save_reranker, step_groups)
@@ -64,7 +64,7 @@ def test_hard_negatives_come_from_the_bi_encoder_and_groups_replay(hpo_graph, de
 def test_a_graph_without_synonyms_cannot_train_a_reranker():
     names = pd.DataFrame({"code": ["a", "b"], "name": ["Glucose", "Sodium"], "name_type": "",
                           "lang": "en"})
-    from codemap.vocab.vocabulary import Vocabulary
+    from codemap.vocab import Vocabulary
 
     graph = build_graph([Vocabulary("T", "1", names[["code", "name"]], names)])
     with pytest.raises(CodemapError, match="no concept with two names"):

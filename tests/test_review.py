@@ -228,7 +228,7 @@ def test_remembered_automatic_approval_stays_automatic():
     """A round-1 `--approve-above` approval comes back through the memory with its reviewer mark:
     applying round 2 must not turn it into a manual approval; a person's name does."""
     from codemap.review.apply import AUTOMATIC_BY, resolve_reviews
-    from codemap.vocab.vocabulary import Vocabulary
+    from codemap.vocab import Vocabulary
 
     concepts = pd.DataFrame({"code": ["2345-7", "2951-2"], "name": ["Glucose", "Sodium"]})
     vocab = Vocabulary("T", "1", concepts, concepts.assign(name_type="", lang=""))

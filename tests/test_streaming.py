@@ -11,8 +11,8 @@ from codemap.engines import local as pipeline
 from codemap.cli import app
 from codemap.config import IndexConfig, MapConfig, RankConfig, ReadOptions
 from codemap.errors import CodemapError
-from codemap.engines.local import Mapper
-from codemap.read.readers import iter_code_list, read_code_list
+from codemap.engines import Mapper
+from codemap.read import iter_code_list, read_code_list
 
 from .conftest import EXAMPLES
 from .test_kill_resume import _kill_when, _start

@@ -11,7 +11,7 @@ from codemap.train.config import TrainConfig, parse_overrides
 from codemap.train.kg import TripletSampler, build_graph, clean_name
 from codemap.train.losses import (MultiSimilarityLoss, RelationMSLoss, mine_hard_pairs,
                                   ms_loss_from_similarity)
-from codemap.vocab.vocabulary import Vocabulary
+from codemap.vocab import Vocabulary
 
 
 def test_mining_keeps_only_hard_pairs():
@@ -158,7 +158,7 @@ def tiny_setup(tmp_path_factory):
     """A random tiny BERT (mechanics only, never quality) and a small synonym vocabulary."""
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from codemap.embed.models import default_model_path
+    from codemap.embed import default_model_path
 
     root = tmp_path_factory.mktemp("tiny")
     torch.manual_seed(0)
@@ -184,7 +184,7 @@ def _losses(out):
 
 
 def test_tiny_model_loss_goes_down_and_writes_a_loadable_model(tiny_setup, tmp_path):
-    from codemap.embed.encoder import Encoder
+    from codemap.embed import Encoder
     from codemap.config import EncoderConfig
     from codemap.train.loop import train
 
@@ -197,7 +197,7 @@ def test_tiny_model_loss_goes_down_and_writes_a_loadable_model(tiny_setup, tmp_p
     assert (tmp_path / "run" / "model" / "relations.safetensors").exists()
     # the evaluator scores the trained folder and returns the per-query ranks behind its scores
     from codemap.config import EvalConfig
-    from codemap.engines.local import evaluate_gold
+    from codemap.evaluate import evaluate_gold
 
     gold = tmp_path / "gold.tsv"
     gold.write_text("label\tcode\nblood sugar\t1\nnatrium\t2\nhb\t5\n", encoding="utf-8")

@@ -2,7 +2,7 @@
 import pytest
 
 from codemap.errors import CodemapError
-from codemap.vocab.vocabulary import builtin_loinc, load_target, load_vocab_file
+from codemap.vocab import builtin_loinc, load_target, load_vocab_file
 
 
 def test_vocab_file_with_synonyms(tmp_path):

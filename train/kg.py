@@ -14,7 +14,7 @@ import pandas as pd
 
 from codemap.errors import CodemapError
 from codemap.files import sha256_text
-from codemap.vocab.vocabulary import Vocabulary
+from codemap.vocab import Vocabulary
 
 SYNONYM = "synonym"
 _BRACKETS = re.compile(r"\s*[\[(][^\])]*[\])]")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from codemap.embed.encoder import pool
-from codemap.embed.models import Pooling
+from codemap.embed import pool
+from codemap.embed import Pooling
 
 from .config import TrainConfig
 from .losses import CoderLoss, InfoNCELoss, MultiSimilarityLoss, RelationMSLoss, TransELoss

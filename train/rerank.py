@@ -29,12 +29,12 @@ import torch
 from tqdm.auto import tqdm
 
 from codemap.config import EncoderConfig, default_cache_dir
-from codemap.embed.encoder import Encoder
+from codemap.embed import Encoder
 from codemap.errors import CodemapError
-from codemap.embed.index import load_or_build_index
-from codemap.embed.models import resolve_model
+from codemap.embed import load_or_build_index
+from codemap.embed import resolve_model
 from codemap.rank.rerank import RERANKER_FILE, pair_length
-from codemap.vocab.vocabulary import Vocabulary
+from codemap.vocab import Vocabulary
 
 from .config import TrainConfig
 from .kg import KnowledgeGraph

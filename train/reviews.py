@@ -23,8 +23,8 @@ import pandas as pd
 
 from codemap.errors import CodemapError
 from codemap.files import atomic_path
-from codemap.review.memory import MappingMemory
-from codemap.vocab.vocabulary import SYNONYM_SEPARATOR, Vocabulary, load_target
+from codemap.review import MappingMemory
+from codemap.vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
 from .config import TrainConfig
 from .kg import SYNONYM, KnowledgeGraph

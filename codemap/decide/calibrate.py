@@ -26,6 +26,9 @@ import pandas as pd
 
 from .. import __version__
 from ..config import EvalConfig
+from ..evaluate.gold import gold_queries
+from ..files import atomic_path
+from ..rank.prepare import evidence_scorers
 from .confidence import Calibrator, candidate_features, logistic, ranking_key, target_domain
 
 log = logging.getLogger(__name__)
@@ -59,8 +62,6 @@ class DevSet:
 
 def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
     """Fit, cross-fit and save a calibrator; returns it and its report (also in its metrics)."""
-    from ..engines.local import evidence_scorers, gold_queries
-
     g = gold_queries(config.gold)
     rank = g.base  # config.gold.rank with the fusion weight for the languages, as `eval` ranks
     dev = dev_set(g.rank(replace(rank, top_k=rank.top_k + max(len(s) for s in g.gold))), g.gold,
@@ -232,8 +233,6 @@ def plot_reliability(report: dict, path: Path, title: str) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from ..files import atomic_path
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4))
     bins = report["bins"]

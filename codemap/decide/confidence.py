@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
+from ..rank.drug_agreement import is_drug_vocabulary
 
 FORMAT = "codemap-calibration"
 VERSION = 1
@@ -90,8 +91,6 @@ def ranking_key(rank, scorers) -> str:
 
 def target_domain(vocab) -> str:
     """drug (a Drug-domain target), lab (LOINC) or other: a calibrator is fitted per domain."""
-    from ..rank.drug_agreement import is_drug_vocabulary
-
     if is_drug_vocabulary(vocab):
         return "drug"
     return "lab" if vocab.id.upper().startswith("LOINC") else "other"

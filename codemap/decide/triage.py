@@ -21,6 +21,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from ..read.readers import SOURCE_FILE_COLUMN
+
 AUTO_ACCEPT_BY = "codemap --auto-accept"
 SUGGESTIONS = ("review", "no_match", "pre-approve")  # also the sort order of the workbook
 NO_CANDIDATES = "no candidates"  # tally's name for sources without a ranked candidate
@@ -68,8 +70,6 @@ def tally(frame: pd.DataFrame) -> Counter:
 
 def _source_keys(frame: pd.DataFrame) -> list[str]:
     """The columns naming one source: its row, and its list when several are mapped together."""
-    from ..write.parts import SOURCE_FILE_COLUMN
-
     return [c for c in (SOURCE_FILE_COLUMN, "source_row") if c in frame.columns]
 
 

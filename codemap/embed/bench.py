@@ -19,11 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from ..config import EncoderConfig, default_cache_dir, model_cache_dir
-from .encoder import Encoder, TorchBackend
 from ..errors import CodemapError
-from .models import Backend, resolve_model
-from .onnx_cache import runtime_model
+from ..read.readers import read_table
 from ..vocab.vocabulary import builtin_loinc
+from .encoder import Encoder
+from .manifest import Backend
+from .models import resolve_model
+from .onnx_cache import runtime_model
+from .torch_backend import TorchBackend
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +61,6 @@ def bench_terms(n: int) -> tuple[list[str], slice, slice]:
     names = builtin_loinc().names
     queries = names.loc[names["name_type"] == "short", "name"].tolist()
     if EXAMPLE_LABS.exists():
-        from ..read.readers import read_table
-
         queries = read_table(EXAMPLE_LABS)["label"].tolist() + queries
     corpus = names.loc[names["name_type"] == "preferred", "name"].tolist()
     unique = queries + corpus

@@ -11,9 +11,12 @@ import logging
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..config import EncoderConfig
-from ..errors import CodemapError
-from .models import Backend, ModelInfo, Pooling, resolve_model
+from ..config import EncoderConfig, default_cache_dir, model_cache_dir
+from .manifest import Backend, ModelInfo
+from .models import resolve_model
+from .onnx_backend import OnnxBackend
+from .onnx_cache import runtime_model
+from .torch_backend import TorchBackend
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +35,6 @@ class Encoder:
         """Resolve `config.model` and load it with `config.backend` (auto: its ONNX export, made
         once into the model cache under `cache_dir` when needed; see codemap.embed.onnx_cache).
         Raises CodemapError for a bad model spec or a backend this machine cannot run."""
-        from ..config import default_cache_dir, model_cache_dir
-        from .onnx_cache import runtime_model
-
         cache_dir = cache_dir or default_cache_dir()
         info = resolve_model(config.model, cache_dir)
         return cls(runtime_model(info, config.backend, model_cache_dir(cache_dir)), config)
@@ -69,58 +69,7 @@ class Encoder:
 
 
 def _load_backend(info: ModelInfo, config: EncoderConfig):
+    # Each backend imports its runtime when it is made, so an export runs where torch is missing.
     if info.backend is Backend.ONNX:
-        from .onnx_backend import OnnxBackend  # needs onnxruntime only, not torch
-
         return OnnxBackend(info, config)
     return TorchBackend(info, config)
-
-
-class TorchBackend:
-    """A Hugging Face encoder run with PyTorch; pooling and normalisation from the manifest."""
-
-    def __init__(self, info: ModelInfo, config: EncoderConfig):
-        try:
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-        except ImportError:
-            raise CodemapError("this model needs PyTorch: pip install torch (or export it to ONNX "
-                               "with `codemap export`)") from None
-        self.torch = torch
-        self.info = info
-        self.device = _pick_device(torch, config.device)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(info.path)
-            self.model = AutoModel.from_pretrained(info.path).to(self.device).eval()
-        except (OSError, ValueError) as exc:
-            raise CodemapError(f"{info.path}: could not load the model ({str(exc).splitlines()[0]})") from None
-        self.dim = int(self.model.config.hidden_size)
-        self.variant = "torch"
-        self.provider = self.device
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        torch = self.torch
-        batch = self.tokenizer(texts, padding=True, truncation=True,
-                               max_length=self.info.max_length, return_tensors="pt").to(self.device)
-        with torch.inference_mode():
-            hidden = self.model(**batch).last_hidden_state
-            vectors = pool(hidden, batch["attention_mask"], self.info.pooling)
-            if self.info.normalize:
-                vectors = torch.nn.functional.normalize(vectors, dim=-1)
-        return vectors.float().cpu().numpy()
-
-
-def pool(hidden, mask, pooling: Pooling):
-    """[CLS] vector, or the mean of token vectors over the attention mask."""
-    if pooling is Pooling.CLS:
-        return hidden[:, 0]
-    weights = mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-
-
-def _pick_device(torch, wanted: str) -> str:
-    if wanted == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if wanted == "cuda" and not torch.cuda.is_available():
-        raise CodemapError("--device cuda was asked for, but PyTorch sees no CUDA GPU")
-    return wanted

@@ -18,9 +18,9 @@ import faiss
 import numpy as np
 
 from ..config import IndexConfig
-from .encoder import Encoder
 from ..files import atomic_path, sha256_file, sha256_text
 from ..vocab.vocabulary import Vocabulary
+from .encoder import Encoder
 
 log = logging.getLogger(__name__)
 

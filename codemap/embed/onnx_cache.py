@@ -23,7 +23,8 @@ from pathlib import Path
 
 from ..errors import CodemapError
 from ..files import sha256_text
-from .models import MANIFEST, Backend, ModelInfo, read_manifest
+from .manifest import MANIFEST, Backend, ModelInfo, read_manifest
+from .onnx_backend import CUDA
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +95,6 @@ def auto_variants() -> tuple[str, ...]:
     """fp32 and int8 always (the export makes int8 the CPU file only if it agrees with torch);
     fp16 too where onnxruntime can run CUDA."""
     import onnxruntime
-
-    from .onnx_backend import CUDA
 
     cuda = CUDA in onnxruntime.get_available_providers()
     return ("fp32", "int8", "fp16") if cuda else ("fp32", "int8")

@@ -35,17 +35,20 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from .. import __version__
-from ..decide.confidence import calibration_fingerprint
 from ..config import EncoderConfig, MapConfig, RayConfig
-from ..errors import CodemapError
-from ..files import atomic_path, sha256_file, sha256_text
+from ..decide.confidence import calibration_fingerprint
+from ..decide.triage import tally
+from ..embed.encoder import Encoder
 from ..embed.index import CHUNK_NAMES, chunk_path, index_folder, load_or_build_index
 from ..embed.models import resolve_model
-from ..write.parts import SOURCE_FILE_COLUMN, PartsFolder, parquet_bytes, part_name
+from ..errors import CodemapError
+from ..files import atomic_path, sha256_file, sha256_text
 from ..read.language import source_language
-from ..read.readers import read_code_list
-from ..decide.triage import tally
-from ..vocab.vocabulary import Vocabulary, load_target
+from ..read.readers import SOURCE_FILE_COLUMN, read_code_list
+from ..vocab.target import load_target
+from ..vocab.vocabulary import Vocabulary
+from ..write.parts import PartsFolder, parquet_bytes, part_name
+from .local import Mapper
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +57,6 @@ class BlockMapper:
     """A Ray Data actor: loads one Mapper, then maps one block per call into Parquet bytes."""
 
     def __init__(self, config: MapConfig, templates: list, langs: list):
-        from .local import Mapper
-
         mapper = Mapper.load(config)
         # One view per list: its language (detected on the whole list, as the local engine does)
         # sets the fusion weight.
@@ -86,8 +87,6 @@ class ChunkEmbedder:
     """A Ray Data actor: loads the encoder once, embeds one index chunk of names per call."""
 
     def __init__(self, config: EncoderConfig, cache_dir: Path):
-        from ..embed.encoder import Encoder
-
         self.encoder = Encoder.load(config, cache_dir)
 
     def __call__(self, batch: dict) -> dict:
@@ -165,8 +164,6 @@ def embed_vocabulary(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
                      ray_config: RayConfig | None = None) -> dict:
     """Build the name index of (model, vocabulary) in the cache; with `ray_config` the chunks are
     embedded by a pool of Ray actors first. Returns what was done (chunks, seconds, folder)."""
-    from ..embed.encoder import Encoder
-
     started = time.perf_counter()
     names = vocab.names["name"].tolist()
     n_chunks = (len(names) + CHUNK_NAMES - 1) // CHUNK_NAMES
@@ -246,8 +243,6 @@ def _check_resources(ray, ray_config: RayConfig) -> None:
 
 
 def _index_ready(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path) -> bool:
-    from ..embed.encoder import Encoder
-
     return (index_folder(cache_dir, vocab, Encoder.load(encoder, cache_dir)) / "manifest.json").exists()
 
 

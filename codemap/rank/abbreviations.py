@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Iterable, Mapping
 
+import pandas as pd
+
+from ..vocab.vocabulary import Vocabulary
+
 TABLE = "data/loinc/abbreviations.tsv"
 _LINK_WORDS = {"or", "and", "in", "of", "by", "the", "to", "at", "for"}
 # English words that short names also use as abbreviations ("IF" = immunofluorescence): a source
@@ -183,14 +187,11 @@ def expand_abbreviations(text: str, table: Mapping[str, str] | None = None) -> s
     return _TOKEN.sub(expand, text)
 
 
-def with_expanded_short_names(vocab, table: Mapping[str, str] | None = None):
+def with_expanded_short_names(vocab: Vocabulary,
+                              table: Mapping[str, str] | None = None) -> Vocabulary:
     """A copy of `vocab` whose short names also appear expanded (name_type "short expanded"), so
     an expanded source text ("Cotinine Ur urine") meets an expanded short name rather than the
     raw "Cotinine Ur-mCnc". The copy's content hash differs, so it gets its own index cache."""
-    import pandas as pd
-
-    from ..vocab.vocabulary import Vocabulary
-
     short = vocab.names[vocab.names["name_type"] == "short"]
     expanded = short.assign(name=short["name"].map(lambda t: expand_abbreviations(t, table)),
                             name_type="short expanded")

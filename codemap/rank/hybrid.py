@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from ..config import RankConfig
-from .evidence import extra_candidates, for_row, weigh_bound
 from ..embed.index import NameIndex
 from ..vocab.vocabulary import Vocabulary
+from .evidence import extra_candidates, for_row, weigh_bound
 
 CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_name", "score"]
 

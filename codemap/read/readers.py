@@ -32,6 +32,8 @@ _DELIMITERS = ",;\t|"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an encrypted .xlsx is an OLE2 container
 _MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2}) 00:00:00$")
+# Put before the candidate columns when several lists are mapped together: which list a row is from.
+SOURCE_FILE_COLUMN = "source_file"
 
 
 def read_table(path: str | Path, sheet: str | None = None, encoding: str | None = None) -> pd.DataFrame:

@@ -15,12 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import ApplyConfig
+from ..decide.triage import AUTO_ACCEPT_BY
 from ..errors import CodemapError
 from ..files import atomic_path
 from ..read.readers import read_table
-from ..decide.triage import AUTO_ACCEPT_BY
-from ..vocab.vocabulary import Vocabulary, load_target
+from ..vocab.target import load_target
+from ..vocab.vocabulary import Vocabulary
 from ..write.writers import DECISIONS, EQUIVALENCES, write_mappings
+from .memory import MappingMemory
 
 log = logging.getLogger(__name__)
 
@@ -212,8 +214,6 @@ def apply_reviews(config: ApplyConfig) -> ApplyResult:
     mappings = approved_mappings(reviews, vocab)
     write_mappings(mappings, reviews, config, vocab, run)
     if config.memory is not None:
-        from .memory import MappingMemory
-
         with MappingMemory(config.memory) as memory:
             memory.store(reviews, vocab, source=str(config.workbook),
                          spec=config.target or run.get("target_spec") or vocab.id)

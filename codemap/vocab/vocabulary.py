@@ -1,4 +1,4 @@
-"""Target vocabularies: concepts and their names, from the built-in set, a table file or the store.
+"""Target vocabularies: concepts and their names, from the built-in set or a table file.
 
 A `Vocabulary` is what ranking needs: one row per concept (code, preferred name, attributes such
 as LOINC class or OMOP domain) and one row per name (every label and synonym, pointing back to its
@@ -50,31 +50,6 @@ class Vocabulary:
     def concept_attributes(self) -> pd.DataFrame:
         """Concept table indexed by code, for joining attributes onto candidates."""
         return self.concepts.set_index("code")
-
-
-def load_target(target: str, vocab_filter=None, store_dir: str | Path | None = None) -> Vocabulary:
-    """Resolve `--target`: a vocabulary file path, a store name, or a built-in vocabulary name.
-
-    `vocab_filter` (a `codemap.config.VocabFilter`) applies to store vocabularies. Raises
-    CodemapError when the target is none of these.
-    """
-    from ..config import VocabFilter
-    from .store import VocabStore
-
-    store = VocabStore(store_dir)
-    if not Path(target).suffix and store.find(target) is not None:
-        return store.load(target, vocab_filter or VocabFilter())
-    path = Path(target)
-    if path.suffix and path.exists():
-        return load_vocab_file(path)
-    builtin = BUILTIN_VOCABULARIES.get(target.upper())
-    if builtin is not None:
-        return builtin()
-    if path.exists():
-        return load_vocab_file(path)
-    known = ", ".join(sorted(BUILTIN_VOCABULARIES))
-    raise CodemapError(f"unknown target {target!r}: not a file and not a known vocabulary "
-                       f"(built in: {known}; see `codemap vocab list`)")
 
 
 # --- vocabulary table files ---------------------------------------------------------------------

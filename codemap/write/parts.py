@@ -11,9 +11,9 @@ no longer match their checksum. Two users of the one class:
   long for .xlsx can be rerun as .csv without mapping it again); a rerun with another key starts
   afresh there, and the folder is removed once the output is written.
 - `codemap map --engine ray` writes its parts as the output itself; a rerun with another key is
-  refused instead of mixing two runs in one folder. `write_review_parts` turns such a folder into
-  review workbooks (one xlsx sheet holds 1,048,576 rows, so big runs are reviewed per site or per
-  chunk of source rows).
+  refused instead of mixing two runs in one folder. `writers.write_review_parts` turns such a
+  folder into review workbooks (one xlsx sheet holds 1,048,576 rows, so big runs are reviewed per
+  site or per chunk of source rows).
 """
 from __future__ import annotations
 
@@ -34,7 +34,6 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 PARTS_FORMAT = 2
-SOURCE_FILE_COLUMN = "source_file"  # added before the candidate columns: which list a row is from
 
 
 def part_name(source_number: int, source: Path, first_row: int) -> str:
@@ -180,36 +179,3 @@ def read_parts(folder: Path) -> pd.DataFrame:
                                "delete it and run the same `codemap map` command again")
         frames.append(pd.read_parquet(path))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def write_review_parts(folder: Path, output: Path, *, site: str | None = None,
-                       rows: int | None = None) -> list[Path]:
-    """Review workbooks from a parts folder with the normal writer: one workbook, one per value of
-    the `site` column (`labs.xlsx` → `labs-<value>.xlsx`), or one per `rows` source rows.
-
-    Raises CodemapError for an unknown site column or a workbook that would not fit one sheet.
-    """
-    from .writers import write_candidates
-
-    frame = read_parts(folder)
-    run = {**read_manifest(folder).get("run", {}), "parts_folder": str(folder)}
-    output = Path(output)
-    if site is not None:
-        if site not in frame.columns:
-            raise CodemapError(f"{folder}: no column named {site!r} in the parts "
-                               f"(columns: {', '.join(frame.columns)})")
-        groups = [(str(value), group) for value, group in frame.groupby(site, sort=True)]
-    elif rows is not None:
-        # Split between source rows, never inside one row's candidates.
-        keys = frame[SOURCE_FILE_COLUMN].astype(str) + "\x00" + frame["source_row"].astype(str)
-        number = (keys != keys.shift()).cumsum() - 1
-        groups = [(f"{n + 1:03d}", group) for n, group in frame.groupby(number // rows, sort=True)]
-    else:
-        return [write_candidates(frame, output, run)]
-    written = []
-    for label, group in groups:
-        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label) or "blank"
-        written.append(write_candidates(group.reset_index(drop=True),
-                                        output.with_name(f"{output.stem}-{safe}{output.suffix}"),
-                                        {**run, "part_of_review": label}))
-    return written

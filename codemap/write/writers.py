@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..decide.triage import review_order
 from ..errors import CodemapError
 from ..files import atomic_path, remove_stale_temps
-from ..decide.triage import review_order
-
-if TYPE_CHECKING:
-    from .parts import PartsFolder
+from ..read.readers import SOURCE_FILE_COLUMN
+from .parts import PartsFolder, read_manifest, read_parts
 
 # Review states as Usagi names them; equivalence of the target to the source, as in Usagi/FHIR.
 DECISIONS = ["approved", "flagged", "rejected", "ignored", "unchecked"]
@@ -57,13 +56,44 @@ def write_candidates(frame: pd.DataFrame, path: str | Path, run: dict) -> Path:
     return _write_frames(iter([frame]), check_output(path), run)
 
 
-def write_candidate_parts(parts: "PartsFolder", path: str | Path, run: dict) -> Path:
+def write_candidate_parts(parts: PartsFolder, path: str | Path, run: dict) -> Path:
     """Write a streamed run's finished blocks, in order, to one output file (atomically).
 
     CSV/TSV/Parquet are written part by part; the review workbook is built from all parts at once.
     Temporary files that a killed earlier write of `path` left behind are removed first.
     """
     return _write_frames(parts.frames(), check_output(path), run)
+
+
+def write_review_parts(folder: Path, output: Path, *, site: str | None = None,
+                       rows: int | None = None) -> list[Path]:
+    """Review workbooks from a parts folder with the normal writer: one workbook, one per value of
+    the `site` column (`labs.xlsx` → `labs-<value>.xlsx`), or one per `rows` source rows.
+
+    Raises CodemapError for an unknown site column or a workbook that would not fit one sheet.
+    """
+    frame = read_parts(folder)
+    run = {**read_manifest(folder).get("run", {}), "parts_folder": str(folder)}
+    output = Path(output)
+    if site is not None:
+        if site not in frame.columns:
+            raise CodemapError(f"{folder}: no column named {site!r} in the parts "
+                               f"(columns: {', '.join(frame.columns)})")
+        groups = [(str(value), group) for value, group in frame.groupby(site, sort=True)]
+    elif rows is not None:
+        # Split between source rows, never inside one row's candidates.
+        keys = frame[SOURCE_FILE_COLUMN].astype(str) + "\x00" + frame["source_row"].astype(str)
+        number = (keys != keys.shift()).cumsum() - 1
+        groups = [(f"{n + 1:03d}", group) for n, group in frame.groupby(number // rows, sort=True)]
+    else:
+        return [write_candidates(frame, output, run)]
+    written = []
+    for label, group in groups:
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label) or "blank"
+        written.append(write_candidates(group.reset_index(drop=True),
+                                        output.with_name(f"{output.stem}-{safe}{output.suffix}"),
+                                        {**run, "part_of_review": label}))
+    return written
 
 
 def _write_frames(frames: Iterator[pd.DataFrame], path: Path, run: dict) -> Path:

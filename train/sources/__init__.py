@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codemap.errors import CodemapError
-from codemap.vocab.vocabulary import Vocabulary, load_target
+from codemap.vocab import Vocabulary, load_target
 
 from . import loinc, obo
 from .icd10 import load_icd10cm

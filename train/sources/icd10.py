@@ -5,9 +5,9 @@ import tempfile
 from pathlib import Path
 
 from codemap.errors import CodemapError
-from codemap.vocab.store import VocabStore
-from codemap.vocab.store.importers import ImportOptions
-from codemap.vocab.vocabulary import Vocabulary
+from codemap.vocab import VocabStore
+from codemap.vocab import ImportOptions
+from codemap.vocab import Vocabulary
 
 
 def load_icd10cm() -> Vocabulary:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from codemap.vocab.vocabulary import Vocabulary
+from codemap.vocab import Vocabulary
 
 from .files import read_data as _read
 

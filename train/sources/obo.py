@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from codemap.errors import CodemapError
-from codemap.vocab.vocabulary import Vocabulary
+from codemap.vocab import Vocabulary
 
 from .files import one_file
 

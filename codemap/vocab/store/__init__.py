@@ -25,6 +25,7 @@ import pandas as pd
 from ...config import VocabFilter, default_cache_dir
 from ...errors import CodemapError
 from ...files import atomic_path, sha256_file, sha256_text
+from ..vocabulary import Vocabulary
 from .importers import IMPORTERS, ImportOptions, ImportResult
 
 log = logging.getLogger(__name__)
@@ -90,10 +91,8 @@ class VocabStore:
                                f"{known}); import it with `codemap vocab import`")
         return path
 
-    def load(self, name: str, vocab_filter: VocabFilter = VocabFilter()):
+    def load(self, name: str, vocab_filter: VocabFilter = VocabFilter()) -> Vocabulary:
         """Vocabulary `name` as a `Vocabulary` (filtered in DuckDB before it reaches pandas)."""
-        from ..vocabulary import Vocabulary
-
         path = self.path_of(name)
         with _connect(path, read_only=True) as con:
             meta = _read_meta(con)

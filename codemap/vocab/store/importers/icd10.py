@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from . import ImportOptions, ImportResult, chunk_writers
+from .base import ImportOptions, ImportResult, chunk_writers
 
 _CONCEPT_COLUMNS = ["code", "name", "vocabulary", "status", "level"]
 _CODE = re.compile(r"^[A-Z][0-9][0-9A-Z](\.?[0-9A-Z]{1,4})?$")

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from . import ImportOptions, ImportResult, chunk_writers
+from .base import ImportOptions, ImportResult, chunk_writers
 
 _CONCEPT_COLUMNS = ["code", "name", "vocabulary", "status", "kind", "billable", "chapter"]
 _NODES = {"chapter", "section", "diag"}

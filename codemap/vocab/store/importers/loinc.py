@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from . import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_file,
+from .base import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_file,
                read_csv_sql, read_header)
 
 NOTICE = ("This material contains content from LOINC (http://loinc.org). LOINC is copyright "

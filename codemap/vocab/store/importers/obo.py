@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from . import ImportOptions, ImportResult, chunk_writers
+from .base import ImportOptions, ImportResult, chunk_writers
 
 _SYNONYM = re.compile(r'^"((?:[^"\\]|\\.)*)"\s+(EXACT|RELATED|NARROW|BROAD)\b')
 _TAG = re.compile(r"^([A-Za-z_-]+):\s?(.*)$")

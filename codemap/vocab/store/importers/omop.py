@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from . import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_file,
+from .base import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_file,
                read_csv_sql, read_header)
 
 CONCEPT_COLUMNS = ["concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from . import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_file,
+from .base import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_file,
                read_csv_sql)
 
 # Column layouts from the UMLS Reference Manual (3.3.2 MRCONSO, 3.3.7 MRREL, 3.3.8 MRSTY);

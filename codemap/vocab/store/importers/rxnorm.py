@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import ImportOptions, ImportResult
+from .base import ImportOptions, ImportResult
 from .rrf import RXNORM_NOTICE, import_rrf
 
 

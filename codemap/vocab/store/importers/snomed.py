@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from . import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_prefixed,
+from .base import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_prefixed,
                read_csv_sql, read_header)
 
 FSN = "900000000000003001"

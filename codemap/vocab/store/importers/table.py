@@ -7,7 +7,8 @@ from pathlib import Path
 
 import duckdb
 
-from . import NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult
+from ...vocabulary import Vocabulary, load_vocab_file
+from .base import NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult
 
 
 def default_name(path: Path) -> str:
@@ -15,14 +16,12 @@ def default_name(path: Path) -> str:
 
 
 def run(con: duckdb.DuckDBPyConnection, path: Path, options: ImportOptions) -> ImportResult:
-    from ...vocabulary import load_vocab_file
-
     vocab = load_vocab_file(path)
     write_vocabulary(con, vocab, options.name or default_name(path))
     return ImportResult(version=options.version or vocab.version, sources=[path])
 
 
-def write_vocabulary(con: duckdb.DuckDBPyConnection, vocab, system: str) -> None:
+def write_vocabulary(con: duckdb.DuckDBPyConnection, vocab: Vocabulary, system: str) -> None:
     """Create the store tables from an in-memory `Vocabulary`."""
     concepts = vocab.concepts
     attributes = [c for c in concepts.columns if c not in {"code", "name", "vocabulary", "status"}]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import ImportOptions, ImportResult
+from .base import ImportOptions, ImportResult
 from .rrf import UMLS_NOTICE, import_rrf
 
 
