@@ -25,6 +25,9 @@ def model_cache_dir(cache_dir: Path) -> Path:
     return Path(cache_dir) / "models"
 
 
+BLOCK_ROWS = 50_000  # source rows mapped and kept per block by a streamed (local) run
+
+
 @dataclass(frozen=True)
 class VocabFilter:
     """Which part of a target vocabulary to map onto (`--filter`, `--standard-only`, `--lang`)."""

@@ -22,7 +22,7 @@ from codemap.read import SOURCE_FILE_COLUMN  # noqa: E402
 from codemap.write.parts import MANIFEST, read_parts  # noqa: E402
 from codemap.engines import map_codes  # noqa: E402
 from codemap.engines.ray import BlockMapper, map_with_ray  # noqa: E402
-from codemap.summary import tier_line  # noqa: E402
+from codemap.cli.summary import tier_line  # noqa: E402
 from codemap.decide import SUGGESTIONS, tally  # noqa: E402
 
 from .conftest import DATA, EXAMPLES  # noqa: E402

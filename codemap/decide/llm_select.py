@@ -30,7 +30,7 @@ class LLMConfig:
     """Where the selector is and which sources it is asked about."""
 
     url: str  # OpenAI-compatible base URL, e.g. http://localhost:8080/v1
-    log: Path  # JSON lines of every prompt and response
+    log: Path | None = None  # JSON lines of every prompt and response (map: beside the output)
     model: str = "local"
     below: float = 0.9  # ask about sources whose top confidence is below this (all without one)
     top_n: int = 5

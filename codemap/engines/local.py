@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..config import MapConfig, RankConfig
+from ..config import BLOCK_ROWS, MapConfig, RankConfig
 from ..decide.confidence import calibration_fingerprint, choose_calibrator, ranking_key, target_domain
 from ..decide.llm_select import select_with_llm
 from ..decide.triage import suggest, tally
@@ -203,9 +203,6 @@ def map_codes(config: MapConfig) -> MapResult:
     run.update(_counts_for_run(config, _block_counts(candidates)))
     return MapResult(candidates, source, mapper.vocab, mapper.encoder.info.id, run, timings, language,
                      dict(tally(candidates)))
-
-
-BLOCK_ROWS = 50_000  # source rows mapped and kept per block by map_to_file
 
 
 def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -> MapResult:

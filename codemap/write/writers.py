@@ -70,8 +70,11 @@ def write_review_parts(folder: Path, output: Path, *, site: str | None = None,
     """Review workbooks from a parts folder with the normal writer: one workbook, one per value of
     the `site` column (`labs.xlsx` → `labs-<value>.xlsx`), or one per `rows` source rows.
 
-    Raises CodemapError for an unknown site column or a workbook that would not fit one sheet.
+    Raises CodemapError for both `site` and `rows`, an unknown site column or a workbook that
+    would not fit one sheet.
     """
+    if site is not None and rows is not None:
+        raise CodemapError("give --site or --rows, not both")
     frame = read_parts(folder)
     run = {**read_manifest(folder).get("run", {}), "parts_folder": str(folder)}
     output = Path(output)

@@ -4,10 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import typer
 from rich.console import Console
 from rich.table import Table
 
-from .decide.triage import NO_CANDIDATES, SUGGESTIONS
+from ..decide.triage import NO_CANDIDATES, SUGGESTIONS
 
 SCORE_BANDS = (0.9, 0.8, 0.7, 0.5)
 
@@ -16,6 +17,23 @@ def tier_line(tiers: dict) -> str:
     """"review tiers (sources): …" — the same line for the local and the Ray engine."""
     names = [*SUGGESTIONS, NO_CANDIDATES] if NO_CANDIDATES in tiers else SUGGESTIONS
     return "review tiers (sources): " + ", ".join(f"{name} {tiers.get(name, 0):,}" for name in names)
+
+
+def print_map_result(result, output: Path) -> None:
+    """What `codemap map` did: the local engine's MapResult or the Ray engine's counts."""
+    if isinstance(result, dict):
+        print_ray_summary(result, output)
+    else:
+        print_map_summary(result, output)
+
+
+def print_ray_summary(counts: dict, output: Path) -> None:
+    """Rows and parts of a Ray run, and its review tiers."""
+    typer.echo(f"{counts['rows']:,} rows of {counts['sources']} list(s) → {counts['parts']} "
+               f"parts in {output} ({counts['skipped']} already finished, "
+               f"{counts['mapped']} mapped in {counts['seconds']:.1f} s)")
+    if counts["tiers"]:
+        typer.echo(tier_line(counts["tiers"]))
 
 
 def print_map_summary(result, output: Path, console: Console | None = None) -> None:
