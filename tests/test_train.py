@@ -143,6 +143,46 @@ def test_config_overrides():
         parse_overrides(["--steps", "many"])
 
 
+def test_train_help_lists_every_setting_with_its_default_and_help(monkeypatch):
+    from dataclasses import fields
+
+    from typer.testing import CliRunner
+
+    from codemap.cli import app
+
+    monkeypatch.setenv("COLUMNS", "250")  # one line per option: nothing to find across a wrap
+    for command in ("train", "train-reranker"):
+        shown = CliRunner().invoke(app, [command, "--help"]).output
+        for setting in fields(TrainConfig):
+            default = getattr(TrainConfig(), setting.name)
+            default = ", ".join(default) if isinstance(default, tuple) else default
+            flag = f"--{setting.name.replace('_', '-')} "
+            line = next(line for line in shown.splitlines() if line.strip("│ ").startswith(flag))
+            assert setting.metadata["help"][:30] in line, setting.name
+            assert f"[default: {default if default != '' else '(empty)'}]" in line, setting.name
+
+
+def test_cli_options_override_a_preset_and_reach_the_trainer(monkeypatch):
+    """Options typed beside --config override the preset; the ones left out keep its values."""
+    from dataclasses import replace
+
+    from typer.testing import CliRunner
+
+    from codemap.cli import app
+    from codemap.train.config import load_preset
+
+    seen = []
+    monkeypatch.setattr("codemap.train.loop.train", lambda config: seen.append(config) or {})
+    result = CliRunner().invoke(app, ["train", "--config", "smoke", "--steps", "7", "--kg", "a",
+                                      "--kg", "b", "--progress", "true", "--lr", "1e-4"])
+    assert result.exit_code == 0, result.output
+    assert seen == [replace(load_preset("smoke"), steps=7, kg=("a", "b"), progress=True, lr=1e-4)]
+    assert seen[0] == parse_overrides(["--config", "smoke", "--steps", "7", "--kg", "a", "--kg",
+                                       "b", "--progress", "true", "--lr", "1e-4"])
+    bad = CliRunner().invoke(app, ["train", "--steps", "many"])
+    assert bad.exit_code == 2 and "--steps 'many': expected a int" in bad.output
+
+
 def test_every_preset_loads():
     """The shipped presets (the README's CPU run uses cpu-labs) only name real settings."""
     from codemap.train.config import PRESETS, load_preset
