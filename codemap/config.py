@@ -105,8 +105,8 @@ class RankConfig:
     """How search hits become candidates."""
 
     top_k: int = 10
-    # Hybrid ranking (codemap.rank.hybrid.rank_hybrid): which scores rank, how they are fused, and how
-    # many fused candidates per row the evidence scorers look at.
+    # Hybrid ranking (codemap.rank.hybrid.rank_hybrid): which scores rank, how they are fused, and
+    # how many fused candidates per row the evidence scorers look at.
     method: str = "hybrid"  # "encoder", "lexical" or "hybrid"
     fusion: str = "weighted"  # "weighted" (w·cosine + (1-w)·tf-idf) or "rrf" (reciprocal rank)
     encoder_weight: float = 0.5
@@ -120,8 +120,8 @@ class RankConfig:
     specimen_evidence: bool = True
     category_evidence: bool = True  # source category/department → LOINC CLASS
     usage_evidence: bool = True  # LOINC common test rank: prefer commonly ordered tests
-    # Expand lab abbreviations learned from LOINC short/long names (codemap.rank.abbreviations) in the
-    # source texts and the target's short names. Off by default: it helps short-name-style lists
+    # Expand lab abbreviations learned from LOINC short/long names (codemap.rank.abbreviations) in
+    # the source texts and the target's short names. Off by default: it helps short-name-style lists
     # and costs a little on full-English ones (README, "Hybrid lab ranking").
     expand_abbreviations: bool = False
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
@@ -145,13 +145,13 @@ class MapConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
-    rerank: Path | None = None  # cross-encoder re-ranker folder (codemap.rank.rerank); off when None
+    rerank: Path | None = None  # cross-encoder re-ranker folder (codemap.rank.rerank); None: off
     calibration: Path | None = None  # confidence calibration JSON; the shipped one when None
     auto_accept: float | None = None  # pre-approve top candidates reaching this dev precision
     no_match_below: float | None = None  # suggest no_match under this top confidence; the
     # calibration's own threshold when None
     broader_below: float = 0.5  # propose a broader concept (uphill) under this top confidence
-    llm: object | None = None  # codemap.decide.llm_select.LLMConfig: a local LLM selector, off when None
+    llm: object | None = None  # decide.llm_select.LLMConfig: a local LLM selector; None: off
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Hugging Face checkpoint → ONNX graph with pooling and L2 normalisation inside, and its variants.
 
-Pooling sits inside the graph so that the runtime (codemap.embed.onnx_backend) only tokenises and runs:
-the manifest's pooling can never be applied twice or forgotten, and the runtime needs no torch.
+Pooling sits inside the graph so that the runtime (codemap.embed.onnx_backend) only tokenises and
+runs: the manifest's pooling can never be applied twice or forgotten, and the runtime needs no torch.
 """
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ PRESETS = Path(__file__).parent / "configs"
 
 # The groups of `codemap train --help`, in the order they are shown.
 DATA, REVIEWS, MODEL, BATCHES, LOSS = "Data", "Site tuning", "Model", "Batches", "Loss"
-OPTIMISER, HARDWARE, OUTPUT, RERANKER = "Optimiser", "Hardware", "Output and monitoring", "Re-ranker"
+OPTIMISER, HARDWARE, RERANKER = "Optimiser", "Hardware", "Re-ranker"
+OUTPUT = "Output and monitoring"
 
 
 def setting(default, group: str, help: str):

@@ -1,6 +1,6 @@
 """The training knowledge graph and the batch sampler.
 
-A graph is built from one or more `codemap.vocab.vocabulary.Vocabulary` objects: their concepts, names and
+A graph is built from one or more `codemap.vocab.Vocabulary` objects: their concepts, names and
 relations (head, relation, tail codes). Concepts that take part in no relation get a synonym-only
 triplet (c, "synonym", c), so a vocabulary without relations still trains.
 """

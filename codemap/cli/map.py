@@ -68,7 +68,8 @@ AutoAccept = Annotated[Optional[float], typer.Option(
          "calibration (still reviewable).")]
 NoMatchBelow = Annotated[Optional[float], typer.Option(
     "--no-match-below", min=0.0, max=1.0, rich_help_panel=DECISIONS,
-    show_default="the calibration's", help="Suggest no_match when the top confidence is below this.")]
+    show_default="the calibration's",
+    help="Suggest no_match when the top confidence is below this.")]
 BroaderBelow = Annotated[float, typer.Option(
     "--broader-below", min=0.0, max=1.0, rich_help_panel=DECISIONS,
     help="Propose the nearest broader concept (is-a hierarchy) when the top confidence is below "

@@ -97,16 +97,11 @@ NumGpus = Annotated[float, typer.Option("--num-gpus", min=0.0, rich_help_panel=E
                                         help="ray: GPUs per actor.")]
 
 
-def vocab_filter(filters: list[str] | None, standard_only: bool,
-                 langs: list[str] | None) -> VocabFilter:
-    return VocabFilter.from_options(filters, standard_only, langs)
-
-
 def target_settings(target: str, filters: list[str] | None, standard_only: bool,
                     langs: list[str] | None, store: Path | None) -> dict:
     """The Target panel as MapConfig's / EvalConfig's target, vocab_filter and store_dir."""
-    return {"target": target, "vocab_filter": vocab_filter(filters, standard_only, langs),
-            "store_dir": store}
+    return {"target": target, "store_dir": store,
+            "vocab_filter": VocabFilter.from_options(filters, standard_only, langs)}
 
 
 def encoder_config(model: str, batch_size: int, device: str,

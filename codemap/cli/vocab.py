@@ -7,11 +7,11 @@ from typing import List, Optional
 
 import typer
 
-from ..config import EncoderConfig, RayConfig, default_cache_dir
+from ..config import EncoderConfig, RayConfig, VocabFilter, default_cache_dir
 from .command import setup_logging, user_errors
 from .options import (BatchSize, CacheDir, Device, Engine, EngineOption, Filters, Langs, Model,
-                      NumGpus, RayAddress, StandardOnly, Store, Workers, encoder_config, ray_config,
-                      vocab_filter)
+                      NumGpus, RayAddress, StandardOnly, Store, Workers, encoder_config,
+                      ray_config)
 
 app = typer.Typer(help="Import, list, show and remove the vocabularies codemap maps onto.",
                   no_args_is_help=True)
@@ -161,7 +161,8 @@ def vocab_embed_command(
 
     setup_logging(False, False)
     cache = cache_dir or default_cache_dir()
-    vocab = load_target(name, vocab_filter(filters, standard_only, lang), store or cache / "store")
+    vocab = load_target(name, VocabFilter.from_options(filters, standard_only, lang),
+                        store or cache / "store")
     done = embed_vocabulary(vocab, encoder_config(model, batch_size, device), cache,
                             ray_config(engine, ray_address, workers, num_gpus))
     state = "already cached" if done["cache_hit"] else f"{done['embedded_by_ray']} chunks by Ray"

@@ -4,8 +4,8 @@ A raw fused score of 0.8 means different things for a lab term and a drug string
 0.01 ahead of the next one is less safe than one 0.2 ahead. A `Calibrator` turns per-candidate
 features of rank_hybrid's output (fused score, encoder and lexical scores, margin to the next
 candidate, gap to the top one, rank, evidence for and against) into a probability with a logistic
-model fitted on dev gold pairs (`codemap calibrate`, codemap.decide.calibrate). It is stored as a small
-versioned JSON (never a pickle) beside the model it was fitted for; codemap ships one per default
+model fitted on dev gold pairs (`codemap calibrate`, codemap.decide.calibrate). It is stored as a
+small versioned JSON (never a pickle) beside the model it was fitted for; codemap ships one per default
 model and domain in codemap/data/calibration/, used by `codemap map` when model and ranking match.
 """
 from __future__ import annotations

@@ -17,7 +17,8 @@ import pandas as pd
 
 from .. import __version__
 from ..config import BLOCK_ROWS, MapConfig, RankConfig
-from ..decide.confidence import calibration_fingerprint, choose_calibrator, ranking_key, target_domain
+from ..decide.confidence import (calibration_fingerprint, choose_calibrator, ranking_key,
+                                 target_domain)
 from ..decide.llm_select import select_with_llm
 from ..decide.triage import suggest, tally
 from ..embed.encoder import Encoder
@@ -26,7 +27,8 @@ from ..errors import CodemapError
 from ..files import sha256_text
 from ..rank.hybrid import for_languages, rank_hybrid
 from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import evidence_scorers, row_fields, text_expander, with_abbreviations, with_axes
+from ..rank.prepare import (evidence_scorers, row_fields, text_expander, with_abbreviations,
+                            with_axes)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.readers import SourceTable, iter_code_list, read_code_list
@@ -54,7 +56,7 @@ class MapResult:
     run: dict = field(default_factory=dict)  # resolved settings and counts, for the run sheet
     timings: dict = field(default_factory=dict)
     language: LanguageGuess | None = None  # of the source texts, detected or given
-    tiers: dict = field(default_factory=dict)  # sources per review suggestion (codemap.decide.triage)
+    tiers: dict = field(default_factory=dict)  # sources per review suggestion (decide.triage)
 
 
 @dataclass
@@ -76,7 +78,7 @@ class Mapper:
     rank: RankConfig  # config.rank with the fusion weight for this pair of languages
     target_lang: str = ""
     timings: dict = field(default_factory=dict)
-    calibrator: object | None = None  # codemap.decide.confidence.Calibrator for this model and ranking
+    calibrator: object | None = None  # decide.confidence.Calibrator for this model and ranking
     decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
     reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
     hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)

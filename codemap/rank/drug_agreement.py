@@ -1,8 +1,8 @@
 """Drug evidence: structured agreement between a source drug string and candidate drug concepts.
 
 For each (source row, concept) pair the parsed ingredients, strength, dose form and brand are
-compared (`codemap.rank.drugs`) by four evidence scorers (`codemap.rank.evidence`), each returning a score
-adjustment and an explanation a reviewer can read ("strength 0.25 MG/ML = source 0.5 mg/2 mL ✔").
+compared (`codemap.rank.drugs`) by four evidence scorers (`codemap.rank.evidence`), each returning a
+score adjustment and an explanation a reviewer can read ("strength 0.25 MG/ML = source 0.5 mg/2 mL ✔").
 They plug into the same hybrid ranking as the lab scorers (`codemap.rank.hybrid.rank_hybrid`).
 
 Ordering rule (the granularity contract), through the evidence `tier` that ranking sorts by before

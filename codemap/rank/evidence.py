@@ -3,8 +3,8 @@
 An evidence scorer looks at one source row's fields (`text`, `unit`, `specimen`, `category`, and
 any other column of the code list) and one candidate concept's attributes (the vocabulary's concept
 row: `code`, `name`, `property`, `system`, `class`…) and returns a score adjustment plus a short
-explanation. Lab evidence (`codemap.rank.labs`) is one set of scorers; drug evidence plugs in the same
-way (`codemap.rank.drug_agreement`). Ranking adds the adjustments to the fused name score, orders
+explanation. Lab evidence (`codemap.rank.labs`) is one set of scorers; drug evidence plugs in the
+same way (`codemap.rank.drug_agreement`). Ranking adds the adjustments to the fused name score, orders
 candidates by the sum of the evidence tiers first (hard guarantees, e.g. "a contradicting strength
 never outranks an agreeing one") and then by that score, and writes the reasons to `explanation`.
 

@@ -28,8 +28,8 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
 
     `queries` are the encoder vectors of the rows' texts, `rows` each row's fields (`text`,
     `unit`, `specimen`…) for the lexical index and the scorers, `lexical` a
-    `codemap.rank.lexical.LexicalIndex` (None when `config.method` is "encoder"). A concept scores by
-    its best name. Returns HYBRID_COLUMNS: the CANDIDATE_COLUMNS plus the two name scores and an
+    `codemap.rank.lexical.LexicalIndex` (None when `config.method` is "encoder"). A concept scores
+    by its best name. Returns HYBRID_COLUMNS: the CANDIDATE_COLUMNS plus the two name scores and an
     `explanation` of what moved the candidate.
     """
     layout = _ConceptLayout.of(vocab)

@@ -1,8 +1,8 @@
 """Loaders that turn public files (the project's `shared/data` layout) and data packages into
-`codemap.vocab.vocabulary.Vocabulary` objects with relations, for the training graph (`--kg NAME`).
+`codemap.vocab.Vocabulary` objects with relations, for the training graph (`--kg NAME`).
 
 One module per source family; each exports `SOURCES`, a dict of `--kg` name → loader(data_dir).
-Names no module knows go to `codemap.vocab.vocabulary.load_target` (vocabulary store, built-in, table file).
+Names no module knows go to `codemap.vocab.load_target` (vocabulary store, built-in, table file).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ __all__ = ["PUBLIC_SOURCES", "PACKAGE_SOURCES", "resolve_kg", "load_obo", "load_
 
 def resolve_kg(spec: str, data_dir: Path | None) -> Vocabulary:
     """`--kg` value → Vocabulary: an .obo file, a public source name read from `data_dir`
-    (loinc, loinc-en, hpo, do) or a package (icd10cm), or anything `codemap.vocab.vocabulary.load_target` knows (store, built-in, file).
+    (loinc, loinc-en, hpo, do) or a package (icd10cm), or anything `codemap.vocab.load_target` knows (store, built-in, file).
 
     Raises CodemapError when it is none of these.
     """

@@ -5,8 +5,7 @@ import tempfile
 from pathlib import Path
 
 from codemap.errors import CodemapError
-from codemap.vocab import VocabStore
-from codemap.vocab import ImportOptions
+from codemap.vocab import ImportOptions, VocabStore
 from codemap.vocab import Vocabulary
 
 

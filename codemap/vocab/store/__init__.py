@@ -56,7 +56,7 @@ class StoredVocabulary:
 
 
 class VocabStore:
-    """A folder of imported vocabularies; `load` returns them as `codemap.vocab.vocabulary.Vocabulary`."""
+    """A folder of imported vocabularies; `load` returns them as `codemap.vocab.Vocabulary`."""
 
     def __init__(self, folder: str | Path | None = None) -> None:
         self.folder = Path(folder) if folder is not None else default_store_dir()
