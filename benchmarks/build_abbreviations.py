@@ -1,4 +1,4 @@
-"""Learn the lab abbreviation table from LOINC's short/long name pairs (codemap.abbreviations).
+"""Learn the lab abbreviation table from LOINC's short/long name pairs (codemap.rank.abbreviations).
 
 The pairs are the built-in LOINC Top 2000+ subset (codemap/data/loinc, LOINC licence beside it).
 `--exclude GOLD.tsv` leaves out the codes of a gold file's `loinc_code` column, for a table that
@@ -12,7 +12,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from codemap.abbreviations import learn_abbreviations, write_abbreviations
+from codemap.rank.abbreviations import learn_abbreviations, write_abbreviations
 from codemap.vocab import builtin_loinc
 
 

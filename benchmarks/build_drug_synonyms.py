@@ -1,5 +1,5 @@
 """Learn international ↔ US nonproprietary drug names from DrugCentral for the ingredients of
-the shipped drug target (codemap.drug_names), e.g. paracetamol ↔ acetaminophen.
+the shipped drug target (codemap.vocab.drug_names), e.g. paracetamol ↔ acetaminophen.
 
 DrugCentral (CC BY-SA 4.0; obo-db-ingest export) lists, per active ingredient, its preferred name
 (the 2021 .obo `name:`; the `name` column of the .tsv exports is shifted against the ids, and so
@@ -22,7 +22,7 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from codemap.drug_names import ingredient_words
+from codemap.vocab.drug_names import ingredient_words
 
 STEREO = re.compile(r"^(?:\([+\-±/RSrsDLdl,0-9 ]+\)-|dl-|d-|l-|DL-)", re.IGNORECASE)
 PLAIN = re.compile(r"[a-z]+(?: [a-z]+)?")  # one or two lower-case words: a substance name

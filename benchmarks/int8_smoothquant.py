@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from codemap.config import EncoderConfig
-from codemap.encoder import Encoder
-from codemap.models import resolve_model
+from codemap.embed import Encoder
+from codemap.embed import resolve_model
 from codemap.export import convert, parity
 from codemap.export.smooth import export_smoothed
 

@@ -15,8 +15,8 @@ import numpy as np
 from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                       quantize_static)
 from codemap.config import EncoderConfig
-from codemap.encoder import Encoder
-from codemap.models import resolve_model
+from codemap.embed import Encoder
+from codemap.embed import resolve_model
 from codemap.export import parity
 from codemap.export.smooth import calibration_texts
 from transformers import AutoTokenizer

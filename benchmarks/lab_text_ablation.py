@@ -17,8 +17,8 @@ from pathlib import Path
 
 from codemap.config import EvalConfig, RankConfig
 from codemap.evaluate import gold_ranks, score_ranks
-from codemap.lab_text_evidence import text_scorers, usual_scorers
-from codemap.pipeline import gold_queries
+from codemap.rank.lab_evidence import text_scorers, usual_scorers
+from codemap.evaluate.gold import gold_queries
 
 SETS = {  # name → (gold file, gold column, text columns: () = detected, as `codemap eval`)
     "mimic (label+fluid)": ("tests/data/mimic_labs_gold.tsv", "loinc_code", ()),

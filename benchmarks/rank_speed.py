@@ -23,8 +23,8 @@ import pandas as pd
 
 import codemap
 from codemap.config import EncoderConfig, IndexConfig, MapConfig
-from codemap.pipeline import Mapper
-from codemap.readers import SourceTable, read_code_list
+from codemap.engines import Mapper
+from codemap.read import SourceTable, read_code_list
 
 
 def generated_rows(mapper: Mapper, n: int) -> SourceTable:

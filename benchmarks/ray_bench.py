@@ -31,10 +31,11 @@ import numpy as np
 import pandas as pd
 
 from codemap.config import EncoderConfig, MapConfig, RayConfig
-from codemap.parts import SOURCE_FILE_COLUMN, read_parts
-from codemap.pipeline import Mapper
-from codemap.ray_engine import map_with_ray
-from codemap.readers import read_code_list
+from codemap.read import SOURCE_FILE_COLUMN
+from codemap.write import read_parts
+from codemap.engines import Mapper
+from codemap.engines.ray import map_with_ray
+from codemap.read import read_code_list
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -126,7 +127,7 @@ def tiny_model(work: Path) -> Path:
     import torch
     import transformers
 
-    from codemap.models import default_model_path
+    from codemap.embed import default_model_path
 
     folder = work / "tiny-bert"
     config = transformers.BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,

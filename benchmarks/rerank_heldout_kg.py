@@ -6,9 +6,9 @@ run never drew), with hard and with random negatives, plus a few obvious pairs.
 import sys
 import numpy as np
 
-from codemap.rerank import CrossEncoder
+from codemap.rank import CrossEncoder
 from codemap.config import EncoderConfig, default_cache_dir
-from codemap.encoder import Encoder
+from codemap.embed import Encoder
 from codemap.train.config import TrainConfig
 from codemap.train.loop import load_graph
 from codemap.train.rerank import plan_anchors, mine_negatives, step_groups, anchor_rows

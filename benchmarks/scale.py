@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from codemap.config import IndexConfig
-from codemap.index import build_faiss_index
+from codemap.embed.index import build_faiss_index
 
 DIM = 384  # all-MiniLM-L6-v2
 

@@ -43,7 +43,7 @@ def tiny_model(folder: Path) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from codemap.models import ModelInfo, Pooling, default_model_path, write_manifest
+    from codemap.embed import ModelInfo, Pooling, default_model_path, write_manifest
 
     tokenizer = AutoTokenizer.from_pretrained(default_model_path())
     torch.manual_seed(0)
@@ -107,8 +107,8 @@ def index_recall(dictionary: Path, source: Path, model: Path, cache: Path, queri
     import faiss
 
     from codemap.config import EncoderConfig, IndexConfig
-    from codemap.encoder import Encoder
-    from codemap.index import load_or_build_index
+    from codemap.embed import Encoder
+    from codemap.embed import load_or_build_index
     from codemap.vocab import load_target
 
     vocab = load_target(str(dictionary))

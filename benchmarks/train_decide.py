@@ -15,17 +15,16 @@ import argparse
 import json
 import sys
 import tempfile
-from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 from scipy.stats import binomtest
 
-from codemap.adapters import materialise
+from codemap.embed.adapters import materialise
 from codemap.config import EncoderConfig, EvalConfig, default_cache_dir
-from codemap.models import resolve_model
-from codemap.pipeline import evaluate_gold
+from codemap.embed.models import resolve_model
+from codemap.evaluate.gold import evaluate_gold
 from codemap.train.ship import ship
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from transformers import AutoModel, AutoTokenizer
 
-from codemap.models import Pooling, resolve_model
+from codemap.embed import Pooling, resolve_model
 from codemap.train.config import parse_overrides
 from codemap.train.kg import TripletSampler
 from codemap.train.loop import load_graph

@@ -13,7 +13,7 @@ from math import comb
 from pathlib import Path
 
 from codemap.config import EncoderConfig, EvalConfig
-from codemap.pipeline import evaluate_gold
+from codemap.evaluate import evaluate_gold
 
 DEV_SETS = {
     "labs": dict(gold=Path("tests/data/mimic_labs_gold.tsv"), target="LOINC", gold_col="loinc_code",

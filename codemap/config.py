@@ -5,6 +5,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import CodemapError
+
 
 def default_cache_dir() -> Path:
     """$CODEMAP_CACHE_DIR, else $XDG_CACHE_HOME/codemap, else ~/.cache/codemap."""
@@ -23,6 +25,9 @@ def model_cache_dir(cache_dir: Path) -> Path:
     return Path(cache_dir) / "models"
 
 
+BLOCK_ROWS = 50_000  # source rows mapped and kept per block by a streamed (local) run
+
+
 @dataclass(frozen=True)
 class VocabFilter:
     """Which part of a target vocabulary to map onto (`--filter`, `--standard-only`, `--lang`)."""
@@ -39,8 +44,6 @@ class VocabFilter:
 
         Raises CodemapError for a `--filter` without `key=value`.
         """
-        from .errors import CodemapError
-
         pairs = []
         for item in filters or ():
             key, sep, value = item.partition("=")
@@ -102,14 +105,14 @@ class RankConfig:
     """How search hits become candidates."""
 
     top_k: int = 10
-    # Hybrid ranking (codemap.rank.rank_hybrid): which scores rank, how they are fused, and how
-    # many fused candidates per row the evidence scorers look at.
+    # Hybrid ranking (codemap.rank.hybrid.rank_hybrid): which scores rank, how they are fused, and
+    # how many fused candidates per row the evidence scorers look at.
     method: str = "hybrid"  # "encoder", "lexical" or "hybrid"
     fusion: str = "weighted"  # "weighted" (w·cosine + (1-w)·tf-idf) or "rrf" (reciprocal rank)
     encoder_weight: float = 0.5
     # With a multilingual model and source texts in another language than the target's names,
     # character n-grams match only cognates while the encoder matches across languages: the
-    # fusion leans on the encoder (codemap.rank.for_languages; measured in the README).
+    # fusion leans on the encoder (codemap.rank.hybrid.for_languages; measured in the README).
     crosslingual_encoder_weight: float = 0.9
     rrf_k: int = 60
     pool: int = 50
@@ -120,8 +123,8 @@ class RankConfig:
     text_evidence: bool = True  # specimen/property/timing/method words in the row's text
     usual_evidence: bool = True  # usual specimen and method of a component when unstated
     evidence_off: tuple[str, ...] = ()  # evidence scorers left out by name (ablations)
-    # Expand lab abbreviations learned from LOINC short/long names (codemap.abbreviations) in the
-    # source texts and the target's short names. Off by default: it helps short-name-style lists
+    # Expand lab abbreviations learned from LOINC short/long names (codemap.rank.abbreviations) in
+    # the source texts and the target's short names. Off by default: it helps short-name-style lists
     # and costs a little on full-English ones (README, "Hybrid lab ranking").
     expand_abbreviations: bool = False
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
@@ -145,13 +148,13 @@ class MapConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
-    rerank: Path | None = None  # cross-encoder re-ranker folder (codemap.rerank); off when None
+    rerank: Path | None = None  # cross-encoder re-ranker folder (codemap.rank.rerank); None: off
     calibration: Path | None = None  # confidence calibration JSON; the shipped one when None
     auto_accept: float | None = None  # pre-approve top candidates reaching this dev precision
     no_match_below: float | None = None  # suggest no_match under this top confidence; the
     # calibration's own threshold when None
     broader_below: float = 0.5  # propose a broader concept (uphill) under this top confidence
-    llm: object | None = None  # codemap.llm_select.LLMConfig: a local LLM selector, off when None
+    llm: object | None = None  # decide.llm_select.LLMConfig: a local LLM selector; None: off
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,7 @@ class ApplyConfig:
 
 @dataclass(frozen=True)
 class RayConfig:
-    """How `--engine ray` spreads a run over a Ray cluster (codemap.ray_engine)."""
+    """How `--engine ray` spreads a run over a Ray cluster (codemap.engines.ray)."""
 
     address: str | None = None  # None: start Ray on this machine; "auto" or host:port: join a cluster
     workers: int = 1  # actors, each holding one model (one Mapper)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from codemap.errors import CodemapError
 from codemap.files import atomic_path
-from codemap.models import MANIFEST, Backend, ModelInfo, resolve_model, write_manifest
+from codemap.embed import MANIFEST, Backend, ModelInfo, resolve_model, write_manifest
 
 log = logging.getLogger(__name__)
 

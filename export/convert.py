@@ -1,7 +1,7 @@
 """Hugging Face checkpoint → ONNX graph with pooling and L2 normalisation inside, and its variants.
 
-Pooling sits inside the graph so that the runtime (codemap.onnx_backend) only tokenises and runs:
-the manifest's pooling can never be applied twice or forgotten, and the runtime needs no torch.
+Pooling sits inside the graph so that the runtime (codemap.embed.onnx_backend) only tokenises and
+runs: the manifest's pooling can never be applied twice or forgotten, and the runtime needs no torch.
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import torch
 
-from codemap.encoder import pool
+from codemap.embed import pool
 from codemap.errors import CodemapError
-from codemap.models import ModelInfo, Pooling
+from codemap.embed import ModelInfo, Pooling
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from codemap.config import EncoderConfig
-from codemap.encoder import Encoder
+from codemap.embed import Encoder
 from codemap.errors import CodemapError
-from codemap.models import ModelInfo
+from codemap.embed import ModelInfo
 from codemap.vocab import builtin_loinc
 
 log = logging.getLogger(__name__)

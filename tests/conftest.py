@@ -22,7 +22,7 @@ def shared_cache(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def default_encoder():
     """The real shipped default model (all-MiniLM-L6-v2), loaded once per session."""
-    from codemap.encoder import Encoder
+    from codemap.embed import Encoder
 
     return Encoder.load()
 
@@ -32,7 +32,7 @@ def tiny_model(tmp_path_factory) -> Path:
     """A random 2-layer BERT with the default model's fast tokenizer (mechanics only)."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from codemap.models import default_model_path
+    from codemap.embed import default_model_path
 
     folder = tmp_path_factory.mktemp("tiny-bert")
     config = transformers.BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,
@@ -47,7 +47,7 @@ def tiny_model(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def shared_model_cache(tmp_path_factory) -> Path:
     """One model cache for the whole session: `--backend auto` exports the default model to ONNX
-    once (codemap.onnx_cache), however many tests and index caches use it."""
+    once (codemap.embed.onnx_cache), however many tests and index caches use it."""
     folder = tmp_path_factory.mktemp("model-cache")
     previous = os.environ.get("CODEMAP_MODEL_CACHE")
     os.environ["CODEMAP_MODEL_CACHE"] = str(folder)

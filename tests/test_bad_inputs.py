@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.errors import CodemapError
-from codemap.readers import read_code_list
+from codemap.read import read_code_list
 
 runner = CliRunner()
 

@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from .conftest import DATA, REPO
-from codemap.calibrate import dev_set, expected_calibration_error, precision_curve
+from codemap.decide.calibrate import dev_set, expected_calibration_error, precision_curve
 from codemap.cli import app
-from codemap.confidence import Calibrator, shipped_calibrators
-from codemap.triage import AUTO_ACCEPT_BY, SUGGESTIONS
+from codemap.decide import Calibrator, shipped_calibrators
+from codemap.decide import AUTO_ACCEPT_BY, SUGGESTIONS
 
 DRUG_TARGET = REPO / "codemap" / "data" / "drugs" / "drug_targets.tsv"
 DRUG_DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
@@ -138,7 +138,7 @@ def test_apply_exports_pre_approvals_and_no_match(drugs_mapped):
 
 
 def test_prefix_hierarchy_for_icd10_tables_without_relations():
-    from codemap.hierarchy import nearest_broader, parent_map
+    from codemap.vocab.hierarchy import nearest_broader, parent_map
     from codemap.vocab import Vocabulary
 
     codes = ["E11", "E11.6", "E11.65", "E11.64", "E11.9", "E10"]
@@ -152,8 +152,8 @@ def test_prefix_hierarchy_for_icd10_tables_without_relations():
 
 def test_uphill_proposes_broader_concept_and_sssom_broad_match(tmp_path, shared_cache):
     from codemap.review import read_reviewed_workbook
-    from codemap.store import ImportOptions, VocabStore
-    from codemap.writers import write_candidates
+    from codemap.vocab import ImportOptions, VocabStore
+    from codemap.write import write_candidates
 
     store = tmp_path / "cache" / "store"  # the default store here, so `apply` finds it too
     VocabStore(store).import_files("icd10cm", DATA / "store" / "icd10cm" / "icd10cm_tabular_slice.xml",
@@ -272,7 +272,7 @@ def test_decision_settings_and_calibration_content_are_in_the_parts_key(tmp_path
     from dataclasses import replace
 
     from codemap.config import MapConfig
-    from codemap.pipeline import Mapper, _run_key
+    from codemap.engines.local import Mapper, _run_key
 
     vocab, source = tmp_path / "v.csv", tmp_path / "s.csv"
     vocab.write_text("code,name\nA,sodium\nB,potassium\n", encoding="utf-8")

@@ -6,14 +6,14 @@ import pytest
 
 from .conftest import DATA
 from codemap.config import RankConfig
-from codemap.drug_agreement import DrugMatcher, drug_scorers
-from codemap.evidence import weigh
-from codemap.index import load_or_build_index
-from codemap.lexical import load_or_build_lexical
-from codemap.pipeline import evidence_scorers
+from codemap.rank.drug_agreement import DrugMatcher, drug_scorers
+from codemap.rank.evidence import weigh
+from codemap.embed import load_or_build_index
+from codemap.rank import load_or_build_lexical
+from codemap.rank import evidence_scorers
 from codemap.rank import rank_hybrid
 from codemap.vocab import Vocabulary
-from codemap.drugs import Strength, parse_drug, strengths_agree
+from codemap.rank.drugs import Strength, parse_drug, strengths_agree
 
 DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
 

@@ -11,16 +11,16 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.config import EncoderConfig
-from codemap.encoder import Encoder
+from codemap.embed import Encoder
 from codemap.errors import CodemapError
-from codemap.models import Backend, resolve_model
+from codemap.embed import Backend, resolve_model
 
 from .conftest import DATA, EXAMPLES
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from codemap.export import ExportConfig, export_model  # noqa: E402  (needs torch)
-from codemap.onnx_backend import CPU, CUDA, OnnxBackend  # noqa: E402
+from codemap.embed.onnx_backend import CPU, CUDA, OnnxBackend  # noqa: E402
 
 runner = CliRunner()
 

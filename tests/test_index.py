@@ -3,8 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from codemap import index as index_module
-from codemap.index import load_or_build_index
+from codemap.embed import index as index_module
+from codemap.embed import load_or_build_index
 from codemap.rank import rank_hybrid
 from codemap.config import RankConfig
 from codemap.vocab import Vocabulary
@@ -77,7 +77,7 @@ def test_candidates_are_distinct_concepts_scored_by_best_name(tmp_path, default_
 def test_approximate_index_above_threshold_finds_the_exact_neighbours():
     import faiss
     from codemap.config import IndexConfig
-    from codemap.index import build_faiss_index
+    from codemap.embed.index import build_faiss_index
 
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((4000, 32)).astype(np.float32)

@@ -3,12 +3,13 @@ from dataclasses import replace
 
 import pytest
 
-from codemap.abbreviations import (builtin_abbreviations, expand_abbreviations,
+from codemap.rank.abbreviations import (builtin_abbreviations, expand_abbreviations,
                                    learn_abbreviations, with_expanded_short_names)
 from codemap.config import EvalConfig, RankConfig
-from codemap.evidence import Evidence, for_row, weigh
-from codemap.labs import CategoryScorer, UsageScorer, category_classes, class_stem, lab_scorers
-from codemap.pipeline import eval_methods, evaluate_gold
+from codemap.rank.evidence import Evidence, for_row, weigh
+from codemap.rank.lab_evidence import UsageScorer, lab_scorers
+from codemap.rank.labs import CategoryScorer, category_classes, class_stem
+from codemap.evaluate import eval_methods, evaluate_gold
 from codemap.vocab import builtin_loinc
 
 from .conftest import DATA

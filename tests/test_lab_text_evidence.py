@@ -1,5 +1,5 @@
 """Lab text read as LOINC axes, the usual-variant priors and the usage prior keyed by code, on
-the shipped LOINC lists and a real OMOP LOINC sample (codemap.loinc_parts, loinc_commonness,
+the shipped LOINC lists and a real OMOP LOINC sample (codemap.rank.loinc_parts, loinc_commonness,
 lab_text_evidence)."""
 import csv
 
@@ -7,10 +7,10 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from codemap.cli import app
-from codemap.lab_text_evidence import UsualMethodScorer, UsualSpecimenScorer, text_scorers
-from codemap.labs import UsageScorer, lab_scorers
-from codemap.loinc_commonness import code_rank, usual_systems
-from codemap.loinc_parts import concept_axes, is_loinc_code, method_words, ranked_codes, text_axes
+from codemap.rank.lab_evidence import UsualMethodScorer, UsualSpecimenScorer, text_scorers
+from codemap.rank.lab_evidence import UsageScorer, lab_scorers
+from codemap.rank.loinc_commonness import code_rank, usual_systems
+from codemap.rank.loinc_parts import concept_axes, is_loinc_code, method_words, ranked_codes, text_axes
 
 from .conftest import DATA
 

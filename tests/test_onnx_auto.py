@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.config import EncoderConfig
-from codemap.encoder import Encoder
+from codemap.embed import Encoder
 from codemap.errors import CodemapError
-from codemap.models import Backend, resolve_model
-from codemap.onnx_cache import export_folder, runtime_model
+from codemap.embed import Backend, resolve_model
+from codemap.embed.onnx_cache import export_folder, runtime_model
 
 from .conftest import DATA, EXAMPLES
 
@@ -199,7 +199,7 @@ def test_int8_backend_stays_on_cpu(tiny_model, tmp_path, monkeypatch):
 def test_fp16_is_exported_where_onnxruntime_lists_cuda(monkeypatch):
     import onnxruntime
 
-    from codemap.onnx_cache import auto_variants
+    from codemap.embed.onnx_cache import auto_variants
 
     monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
     assert auto_variants() == ("fp32", "int8")

@@ -2,8 +2,8 @@
 import pandas as pd
 
 from codemap.config import MapConfig
-from codemap.pipeline import Mapper, map_codes
-from codemap.readers import read_code_list
+from codemap.engines import Mapper, map_codes
+from codemap.read import read_code_list
 
 from .conftest import EXAMPLES
 

@@ -18,11 +18,12 @@ ray = pytest.importorskip("ray", reason="the `ray` extra is not installed")
 from codemap.cli import app  # noqa: E402
 from codemap.config import MapConfig, RankConfig, RayConfig  # noqa: E402
 from codemap.errors import CodemapError  # noqa: E402
-from codemap.parts import MANIFEST, SOURCE_FILE_COLUMN, read_parts  # noqa: E402
-from codemap.pipeline import map_codes  # noqa: E402
-from codemap.ray_engine import BlockMapper, map_with_ray  # noqa: E402
-from codemap.summary import tier_line  # noqa: E402
-from codemap.triage import SUGGESTIONS, tally  # noqa: E402
+from codemap.read import SOURCE_FILE_COLUMN  # noqa: E402
+from codemap.write.parts import MANIFEST, read_parts  # noqa: E402
+from codemap.engines import map_codes  # noqa: E402
+from codemap.engines.ray import BlockMapper, map_with_ray  # noqa: E402
+from codemap.cli.summary import tier_line  # noqa: E402
+from codemap.decide import SUGGESTIONS, tally  # noqa: E402
 
 from .conftest import DATA, EXAMPLES  # noqa: E402
 
@@ -179,7 +180,7 @@ def test_bad_inputs_exit_2(ray_cluster, shared_cache, tmp_path, monkeypatch, arg
 
 def test_vocab_embed_with_ray_writes_the_index_a_local_build_loads(ray_cluster, tmp_path,
                                                                    default_encoder):
-    from codemap.index import load_or_build_index
+    from codemap.embed import load_or_build_index
     from codemap.vocab import load_target
 
     result = CliRunner().invoke(app, ["vocab", "embed", str(SMALL_TARGET), "--engine", "ray",

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codemap.errors import CodemapError
-from codemap.readers import header_key, read_code_list, read_table
+from codemap.read import header_key, read_code_list, read_table
 
 # Printable text of every script, with tabs and newlines; no other control characters (no
 # spreadsheet or CSV export holds them, and the reader takes them as a sign of a binary file).

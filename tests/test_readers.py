@@ -4,7 +4,7 @@ import pytest
 
 from codemap.config import ReadOptions
 from codemap.errors import CodemapError
-from codemap.readers import read_code_list, read_table
+from codemap.read import read_code_list, read_table
 
 from .conftest import DATA, EXAMPLES
 

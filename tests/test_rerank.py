@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.errors import CodemapError
-from codemap.rerank import CrossEncoder, rerank_candidates
+from codemap.rank import CrossEncoder, rerank_candidates
 from codemap.train.kg import build_graph
 from codemap.train.rerank import (group_loss, load_base, mine_negatives, plan_anchors,
                                   save_reranker, step_groups)

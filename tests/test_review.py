@@ -227,7 +227,7 @@ def test_memory_prefills_the_next_round(reviewed, tmp_path):
 def test_remembered_automatic_approval_stays_automatic():
     """A round-1 `--approve-above` approval comes back through the memory with its reviewer mark:
     applying round 2 must not turn it into a manual approval; a person's name does."""
-    from codemap.review import AUTOMATIC_BY, resolve_reviews
+    from codemap.review.apply import AUTOMATIC_BY, resolve_reviews
     from codemap.vocab import Vocabulary
 
     concepts = pd.DataFrame({"code": ["2345-7", "2951-2"], "name": ["Glucose", "Sodium"]})

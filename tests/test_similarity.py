@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from codemap.errors import CodemapError
-from codemap.similarity import read_rated_pairs, score_similarity
+from codemap.evaluate.similarity import read_rated_pairs, score_similarity
 
 
 def _loinc_pairs(count=40):

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from codemap.cli import app
 from codemap.config import VocabFilter
 from codemap.errors import CodemapError
-from codemap.store import ImportOptions, VocabStore
+from codemap.vocab import ImportOptions, VocabStore
 from codemap.vocab import load_target
 
 from .conftest import DATA

@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from codemap import pipeline
+from codemap.engines import local as pipeline
 from codemap.cli import app
 from codemap.config import IndexConfig, MapConfig, RankConfig, ReadOptions
 from codemap.errors import CodemapError
-from codemap.pipeline import Mapper
-from codemap.readers import iter_code_list, read_code_list
+from codemap.engines import Mapper
+from codemap.read import iter_code_list, read_code_list
 
 from .conftest import EXAMPLES
 from .test_kill_resume import _kill_when, _start

@@ -7,10 +7,10 @@ import pytest
 from typer.testing import CliRunner
 
 from codemap.cli import app
-from codemap.drug_names import other_names, with_other_names
-from codemap.language import names_language
-from codemap.normalize import normalize_source, read_as_notes
-from codemap.sense_lexicon import domain_expander
+from codemap.vocab.drug_names import other_names, with_other_names
+from codemap.read.language import names_language
+from codemap.read.normalize import normalize_source, read_as_notes
+from codemap.rank.sense_lexicon import domain_expander
 from codemap.vocab import builtin_loinc, load_vocab_file
 
 from .conftest import DATA, EXAMPLES, REPO

@@ -152,6 +152,46 @@ def test_config_overrides():
         parse_overrides(["--steps", "many"])
 
 
+def test_train_help_lists_every_setting_with_its_default_and_help(monkeypatch):
+    from dataclasses import fields
+
+    from typer.testing import CliRunner
+
+    from codemap.cli import app
+
+    monkeypatch.setenv("COLUMNS", "250")  # one line per option: nothing to find across a wrap
+    for command in ("train", "train-reranker"):
+        shown = CliRunner().invoke(app, [command, "--help"]).output
+        for setting in fields(TrainConfig):
+            default = getattr(TrainConfig(), setting.name)
+            default = ", ".join(default) if isinstance(default, tuple) else default
+            flag = f"--{setting.name.replace('_', '-')} "
+            line = next(line for line in shown.splitlines() if line.strip("│ ").startswith(flag))
+            assert setting.metadata["help"][:30] in line, setting.name
+            assert f"[default: {default if default != '' else '(empty)'}]" in line, setting.name
+
+
+def test_cli_options_override_a_preset_and_reach_the_trainer(monkeypatch):
+    """Options typed beside --config override the preset; the ones left out keep its values."""
+    from dataclasses import replace
+
+    from typer.testing import CliRunner
+
+    from codemap.cli import app
+    from codemap.train.config import load_preset
+
+    seen = []
+    monkeypatch.setattr("codemap.train.loop.train", lambda config: seen.append(config) or {})
+    result = CliRunner().invoke(app, ["train", "--config", "smoke", "--steps", "7", "--kg", "a",
+                                      "--kg", "b", "--progress", "true", "--lr", "1e-4"])
+    assert result.exit_code == 0, result.output
+    assert seen == [replace(load_preset("smoke"), steps=7, kg=("a", "b"), progress=True, lr=1e-4)]
+    assert seen[0] == parse_overrides(["--config", "smoke", "--steps", "7", "--kg", "a", "--kg",
+                                       "b", "--progress", "true", "--lr", "1e-4"])
+    bad = CliRunner().invoke(app, ["train", "--steps", "many"])
+    assert bad.exit_code == 2 and "--steps 'many': expected a int" in bad.output
+
+
 def test_every_preset_loads():
     """The shipped presets (the README's CPU run uses cpu-labs) only name real settings."""
     from codemap.train.config import PRESETS, load_preset
@@ -167,7 +207,7 @@ def tiny_setup(tmp_path_factory):
     """A random tiny BERT (mechanics only, never quality) and a small synonym vocabulary."""
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from codemap.models import default_model_path
+    from codemap.embed import default_model_path
 
     root = tmp_path_factory.mktemp("tiny")
     torch.manual_seed(0)
@@ -193,7 +233,7 @@ def _losses(out):
 
 
 def test_tiny_model_loss_goes_down_and_writes_a_loadable_model(tiny_setup, tmp_path):
-    from codemap.encoder import Encoder
+    from codemap.embed import Encoder
     from codemap.config import EncoderConfig
     from codemap.train.loop import train
 
@@ -206,7 +246,7 @@ def test_tiny_model_loss_goes_down_and_writes_a_loadable_model(tiny_setup, tmp_p
     assert (tmp_path / "run" / "model" / "relations.safetensors").exists()
     # the evaluator scores the trained folder and returns the per-query ranks behind its scores
     from codemap.config import EvalConfig
-    from codemap.pipeline import evaluate_gold
+    from codemap.evaluate import evaluate_gold
 
     gold = tmp_path / "gold.tsv"
     gold.write_text("label\tcode\nblood sugar\t1\nnatrium\t2\nhb\t5\n", encoding="utf-8")
@@ -245,7 +285,7 @@ def test_lora_checkpoints_are_compact_resume_exactly_and_save_a_merged_model(tin
     from safetensors.torch import load_file
 
     from codemap.config import EncoderConfig
-    from codemap.encoder import Encoder
+    from codemap.embed import Encoder
     from codemap.train.loop import train
 
     lora = {"lora_rank": 4, "keep_checkpoints": 5}
@@ -275,13 +315,13 @@ def test_lora_checkpoints_are_compact_resume_exactly_and_save_a_merged_model(tin
 
 
 def test_shipped_adapter_merges_into_the_base_like_peft(tiny_setup, tmp_path):
-    """train.ship writes an fp16 adapter + manifest; codemap.adapters merges it into the base
+    """train.ship writes an fp16 adapter + manifest; codemap.embed.adapters merges it into the base
     without peft and gets the weights peft's merge_and_unload saved, to fp16 precision."""
     import numpy as np
     from safetensors.numpy import load_file
 
-    from codemap.adapters import materialise
-    from codemap.models import read_manifest
+    from codemap.embed.adapters import materialise
+    from codemap.embed.manifest import read_manifest
     from codemap.train.loop import train
     from codemap.train.ship import ship
 
@@ -300,7 +340,8 @@ def test_training_names_carry_the_base_models_prefix():
     """e5 embeds "query: " + text; the trainer must train on the same strings."""
     from transformers import AutoTokenizer
 
-    from codemap.models import Pooling, default_model_path
+    from codemap.embed import Pooling
+    from codemap.embed.models import default_model_path
     from codemap.train.model import TermEncoder
 
     tokenizer = AutoTokenizer.from_pretrained(default_model_path())

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from codemap.cli import app
-from codemap.memory import MappingMemory
+from codemap.review import MappingMemory
 from codemap.train.config import TrainConfig
 from codemap.train.kg import TripletSampler
 from codemap.train.reviews import load_reviews
@@ -100,7 +100,7 @@ def test_split_graph_and_hard_negatives_in_the_batch(review_memory, tmp_path):
 
 def test_cli_trains_from_reviews_and_reports(review_memory, tiny_setup, tmp_path):  # noqa: F811
     from codemap.config import EncoderConfig
-    from codemap.encoder import Encoder
+    from codemap.embed import Encoder
 
     memory, _ = review_memory
     out = tmp_path / "site"

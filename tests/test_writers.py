@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from codemap.errors import CodemapError
-from codemap.writers import DECISIONS, EQUIVALENCES, REVIEW_COLUMNS, write_candidates
+from codemap.write.writers import DECISIONS, EQUIVALENCES, REVIEW_COLUMNS, write_candidates
 
 RUN = {"model": "default", "target": "LOINC"}
 
@@ -64,13 +64,13 @@ def test_bad_output_suffix_writes_nothing(tmp_path):
 
 
 def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
-    import codemap.writers
+    import codemap.write.writers
 
     def half_write(frame, path, run):
         path.write_bytes(b"PK half a workbook")
         raise KeyboardInterrupt  # a user pressing Ctrl-C in the middle of writing
 
-    monkeypatch.setattr(codemap.writers, "write_review_workbook", half_write)
+    monkeypatch.setattr(codemap.write.writers, "write_review_workbook", half_write)
     with pytest.raises(KeyboardInterrupt):
         write_candidates(candidates(), tmp_path / "out.xlsx", RUN)
     assert list(tmp_path.iterdir()) == []

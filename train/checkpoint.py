@@ -19,7 +19,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from codemap.errors import CodemapError
-from codemap.models import ModelInfo, Pooling, write_manifest
+from codemap.embed import ModelInfo, Pooling, write_manifest
 
 RELATIONS_FILE = "relations.safetensors"
 ADAPTER_FILE = "adapter.safetensors"

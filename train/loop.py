@@ -24,8 +24,8 @@ from tqdm.auto import tqdm
 
 from codemap.config import EncoderConfig, EvalConfig, ReadOptions
 from codemap.errors import CodemapError
-from codemap.models import Pooling, resolve_model
-from codemap.readers import read_code_list
+from codemap.embed import Pooling, resolve_model
+from codemap.read import read_code_list
 
 from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_model_folder
 from .config import TrainConfig
@@ -257,7 +257,7 @@ def evaluate_folder(folder: Path, config: TrainConfig, step: int) -> dict:
     """Dev scores of a model folder: the embedding ranking alone as the row (eval.csv), and under
     "rankings" also `codemap map`'s default ranking, with the method's name."""
     from codemap.config import default_cache_dir
-    from codemap.pipeline import evaluate_gold
+    from codemap.evaluate import evaluate_gold
 
     device = "cuda" if config.device in ("auto", "cuda") and torch.cuda.is_available() else "cpu"
     # The index cache is temporary (the model is new); store names resolve in the real store.

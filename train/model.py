@@ -5,9 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from codemap.encoder import pool
+from codemap.embed import Pooling, pool
 from codemap.errors import CodemapError
-from codemap.models import Pooling
 
 from .config import TrainConfig
 from .losses import CoderLoss, InfoNCELoss, MultiSimilarityLoss, RelationMSLoss, TransELoss

@@ -5,7 +5,7 @@
 
 A training group is one anchor name, its positive (another name of the same concept) and
 `rerank_negatives` hard negatives: names of other concepts among the default bi-encoder's top
-`rerank_pool` names for the anchor (the FAISS name index of `codemap.index`, over the graph's
+`rerank_pool` names for the anchor (the FAISS name index of `codemap.embed.index`, over the graph's
 names). The model (a BERT-family base with a 1-logit head) scores every (anchor, candidate) pair;
 the loss is a softmax cross-entropy over each group, positive first (listwise). Those are exactly
 the confusions the re-ranker must undo: the candidates it sees at map time are the bi-encoder's.
@@ -29,11 +29,11 @@ import torch
 from tqdm.auto import tqdm
 
 from codemap.config import EncoderConfig, default_cache_dir
-from codemap.encoder import Encoder
+from codemap.embed import Encoder
 from codemap.errors import CodemapError
-from codemap.index import load_or_build_index
-from codemap.models import resolve_model
-from codemap.rerank import RERANKER_FILE, pair_length
+from codemap.embed import load_or_build_index
+from codemap.embed import resolve_model
+from codemap.rank.rerank import RERANKER_FILE, pair_length
 from codemap.vocab import Vocabulary
 
 from .config import TrainConfig

@@ -23,7 +23,7 @@ import pandas as pd
 
 from codemap.errors import CodemapError
 from codemap.files import atomic_path
-from codemap.memory import MappingMemory
+from codemap.review import MappingMemory
 from codemap.vocab import SYNONYM_SEPARATOR, Vocabulary, load_target
 
 from .config import TrainConfig

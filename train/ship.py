@@ -1,4 +1,4 @@
-"""Ship a LoRA run's adapter with codemap (`codemap.adapters` loads it):
+"""Ship a LoRA run's adapter with codemap (`codemap.embed.adapters` loads it):
 
     python -m codemap.train.ship train/runs/coder-en --name coder-en [--replaces default]
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from codemap.adapters import ADAPTER_FILE, MANIFEST, shipped_folder
+from codemap.embed.adapters import ADAPTER_FILE, MANIFEST, shipped_folder
 from codemap.errors import CodemapError
-from codemap.models import resolve_model
+from codemap.embed.models import resolve_model
 
 from .checkpoint import ADAPTER_FILE as CHECKPOINT_ADAPTER, latest_checkpoint
 from .config import from_dict

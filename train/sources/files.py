@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from codemap.errors import CodemapError
-from codemap.readers import read_table
+from codemap.read import read_table
 
 
 def one_file(folder: Path, pattern: str) -> Path:

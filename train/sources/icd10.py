@@ -11,8 +11,7 @@ from xml.etree import ElementTree
 import pandas as pd
 
 from codemap.errors import CodemapError
-from codemap.store import VocabStore
-from codemap.store.importers import ImportOptions
+from codemap.vocab import ImportOptions, VocabStore
 from codemap.vocab import Vocabulary
 
 logger = logging.getLogger(__name__)

@@ -1,0 +1,27 @@
+"""The `codemap` command line (also `python -m codemap`): one module per group of commands, each
+command a short function that builds config objects from its options, calls one library function
+and prints; the work lives in the library."""
+from __future__ import annotations
+
+import typer
+
+from .evaluate import app as evaluate_app
+from .export import app as export_app
+from .map import app as map_app
+from .review import app as review_app
+from .train import app as train_app
+from .vocab import app as vocab_app
+
+app = typer.Typer(help="Map local lab, procedure and medication codes onto standard vocabularies.",
+                  no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  add_completion=False)
+# Without a name a group's commands join the top level (`codemap map`, `codemap eval`…).
+for group in (map_app, evaluate_app, train_app, export_app, review_app):
+    app.add_typer(group)
+app.add_typer(vocab_app, name="vocab")
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    app(prog_name="codemap")

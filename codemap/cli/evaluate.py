@@ -1,0 +1,96 @@
+"""`codemap eval` and `codemap calibrate`: the ranking measured, and confidence fitted, on gold
+(query, code) pairs."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..config import EncoderConfig, EvalConfig, RankConfig, default_cache_dir
+from .command import progress_bars, setup_logging, user_errors
+from .options import (INPUT, OUTPUT, Backend, BackendChoice, BatchSize, CacheDir, Device,
+                      EncoderWeight, Filters, Langs, Model, Rerank, RerankTop, StandardOnly, Store,
+                      Target, TextCols, encoder_config, rank_config, target_settings)
+
+app = typer.Typer()
+
+Gold = Annotated[Path, typer.Argument(
+    help="Gold pairs: a table with query text and gold code.")]
+GoldCol = Annotated[str, typer.Option("--gold-col", rich_help_panel=INPUT,
+                                      help="Column holding the right target code.")]
+
+
+@app.command("eval")
+@user_errors
+def eval_command(
+    gold: Gold, target: Target, gold_col: GoldCol, text_col: TextCols = None,
+    model: Model = EncoderConfig.model, batch_size: BatchSize = EncoderConfig.batch_size,
+    device: Device = EncoderConfig.device, backend: Backend = BackendChoice(EncoderConfig.backend),
+    cache_dir: CacheDir = None, filters: Filters = None, standard_only: StandardOnly = False,
+    lang: Langs = None, store: Store = None, encoder_weight: EncoderWeight = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel=OUTPUT,
+                                        help="No progress bars.")] = False,
+    rerank: Rerank = None, rerank_top: RerankTop = RankConfig.rerank_top,
+) -> None:
+    """Measure acc@1/5/10 and MRR of the ranking on gold (query, code) pairs.
+
+    Rows whose gold code is not in the target are counted and left out of the scores.
+
+    Example: codemap eval tests/data/mimic_labs_gold.tsv --target LOINC --gold-col loinc_code
+    """
+    # The library loads here, not at import: `codemap --help` starts without torch or faiss.
+    from ..evaluate import evaluate_gold
+    from .summary import print_eval_table
+
+    setup_logging(False, quiet)
+    config = EvalConfig(gold=gold, gold_col=gold_col, text_cols=tuple(text_col or ()),
+                        **target_settings(target, filters, standard_only, lang, store),
+                        encoder=encoder_config(model, batch_size, device, backend),
+                        rank=rank_config(encoder_weight, rerank_top=rerank_top), rerank=rerank,
+                        cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet))
+    print_eval_table(evaluate_gold(config))
+
+
+@app.command("calibrate")
+@user_errors
+def calibrate_command(
+    gold: Annotated[Path, typer.Argument(
+        help="Dev gold pairs: a table with query text and gold code.")],
+    target: Target, gold_col: GoldCol,
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", rich_help_panel=OUTPUT,
+        help="Calibration JSON to write (pass it to `codemap map --calibration`).")],
+    text_col: TextCols = None, model: Model = EncoderConfig.model,
+    missing_share: Annotated[float, typer.Option(
+        "--missing-share", min=0.0, max=0.9,
+        help="Share of queries whose gold concepts are removed from the dictionary (terms with "
+             "no right target).")] = 0.3,
+    folds: Annotated[int, typer.Option("--folds", min=2, max=10,
+                                       help="Cross-fitting folds.")] = 2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the missing share and the "
+                                                     "folds.")] = 0,
+    plot: Annotated[Optional[Path], typer.Option(
+        "--plot", rich_help_panel=OUTPUT,
+        help="Reliability diagram and precision-coverage curve (PNG).")] = None,
+    batch_size: BatchSize = EncoderConfig.batch_size, device: Device = EncoderConfig.device,
+    cache_dir: CacheDir = None, filters: Filters = None, standard_only: StandardOnly = False,
+    lang: Langs = None, store: Store = None,
+) -> None:
+    """Fit the confidence calibrator on dev gold pairs and report it cross-fitted: ECE,
+    AUROC of the top candidate, top-1 share pre-approvable at each precision.
+
+    Example: codemap calibrate tests/data/mimic_labs_gold.tsv --target LOINC --gold-col loinc_code -o calib.json
+    """
+    from ..decide.calibrate import CalibrateConfig, calibrate
+    from .summary import print_calibration
+
+    setup_logging(False, True)
+    config = EvalConfig(gold=gold, gold_col=gold_col, text_cols=tuple(text_col or ()),
+                        **target_settings(target, filters, standard_only, lang, store),
+                        encoder=encoder_config(model, batch_size, device),
+                        cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(False))
+    calibrator, report = calibrate(CalibrateConfig(gold=config, output=output, plot=plot,
+                                                   missing_share=missing_share, folds=folds,
+                                                   seed=seed))
+    print_calibration(calibrator, report, output)

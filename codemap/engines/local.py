@@ -1,0 +1,386 @@
+"""The local engine: read the source list → load the vocabulary → embed → search → rank →
+decide, in this process. `map_codes` maps a list in one block and leaves writing to the caller
+(`writers.write_candidates`); `map_to_file` maps any length block by block and writes it.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..config import BLOCK_ROWS, MapConfig, RankConfig
+from ..decide.confidence import (calibration_fingerprint, choose_calibrator, ranking_key,
+                                 target_domain)
+from ..decide.llm_select import select_with_llm
+from ..decide.triage import suggest, tally
+from ..embed.encoder import Encoder
+from ..embed.index import load_or_build_index
+from ..errors import CodemapError
+from ..files import sha256_text
+from ..rank.hybrid import for_languages, rank_hybrid
+from ..rank.lexical import load_or_build_lexical
+from ..rank.prepare import (evidence_scorers, row_fields, text_expander, with_abbreviations,
+                            with_axes)
+from ..rank.rerank import CrossEncoder, rerank_candidates
+from ..read.language import LanguageGuess, names_language, source_language
+from ..read.normalize import read_as_notes
+from ..read.readers import SourceTable, iter_code_list, read_code_list
+from ..review.memory import MEMORY_COLUMN
+from ..review.memory import prefill
+from ..vocab.hierarchy import BROADER_NOTE, Hierarchy, propose_broader
+from ..vocab.target import load_target
+from ..vocab.vocabulary import Vocabulary
+from ..write.parts import PartsFolder, part_name
+from ..write.writers import EXCEL_MAX_ROWS, check_output, write_candidate_parts
+
+log = logging.getLogger(__name__)
+
+EMPTY_TEXT_FLAG = "empty source text"
+
+
+@dataclass
+class MapResult:
+    """Candidates in long form (one row per source row and candidate) and what the run did."""
+
+    candidates: pd.DataFrame
+    source: SourceTable
+    vocab: Vocabulary
+    encoder_id: str
+    run: dict = field(default_factory=dict)  # resolved settings and counts, for the run sheet
+    timings: dict = field(default_factory=dict)
+    language: LanguageGuess | None = None  # of the source texts, detected or given
+    tiers: dict = field(default_factory=dict)  # sources per review suggestion (decide.triage)
+
+
+@dataclass
+class Mapper:
+    """What a run loads once (vocabulary, encoder, name index, lexical index, evidence scorers)
+    and maps any block of source rows with.
+
+    `map_codes` runs it over a whole list; an engine that streams a long list, or spreads it over
+    workers, builds one Mapper per process and calls `map_block` per block: the candidates of a
+    row do not depend on the other rows of its block.
+    """
+
+    config: MapConfig
+    vocab: Vocabulary
+    encoder: Encoder
+    index: object  # codemap.embed.index.NameIndex
+    lexical: object | None  # codemap.rank.lexical.LexicalIndex; None for the encoder-only ranking
+    scorers: list
+    rank: RankConfig  # config.rank with the fusion weight for this pair of languages
+    target_lang: str = ""
+    timings: dict = field(default_factory=dict)
+    calibrator: object | None = None  # decide.confidence.Calibrator for this model and ranking
+    decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
+    reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
+    hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)
+
+    @classmethod
+    def load(cls, config: MapConfig) -> "Mapper":
+        """Load the target, the model and both indexes (built and cached on first use).
+
+        `config.source_lang` (given, or detected by the caller from the whole list) decides
+        the fusion weight together with the target names' language and the model.
+        """
+        clock = time.perf_counter()
+        vocab = load_target(config.target, config.vocab_filter,
+                            config.store_dir or config.cache_dir / "store")
+        vocab, _ = with_abbreviations(vocab, config.rank)
+        t_vocab = time.perf_counter()
+        encoder = Encoder.load(config.encoder, config.cache_dir)
+        t_model = time.perf_counter()
+        index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress,
+                                    index_config=config.index)
+        with_axes(vocab)
+        lexical = (load_or_build_lexical(vocab, config.cache_dir)
+                   if config.rank.method != "encoder" else None)
+        timings = {"load_target": t_vocab - clock, "load_model": t_model - t_vocab,
+                   "index": time.perf_counter() - t_model}  # name index and lexical index
+        target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist(),
+                                     config.source_lang or "")
+        rank = for_languages(config.rank, config.source_lang or "", target_lang,
+                             encoder.info.multilingual())
+        scorers = evidence_scorers(vocab, rank)
+        calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
+                                                    target_domain(vocab), ranking_key(rank, scorers))
+        decisions = {"confidence": calibration, **decision_support(calibrator, config)}
+        return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
+                   calibrator, decisions,
+                   CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
+                   Hierarchy.of(vocab) if calibrator is not None else None)
+
+    def map_block(self, source: SourceTable) -> pd.DataFrame:
+        """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
+        expand = text_expander(self.vocab, self.rank)
+        query_texts = [expand(t) for t in source.query_texts]
+        queries = self.encoder.encode(query_texts, progress=self.config.progress,
+                                      desc="embedding source")
+        rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
+        found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
+                            self.rank)
+        if self.calibrator is not None:
+            found.insert(found.columns.get_loc("score") + 1, "confidence",
+                         self.calibrator.predict(found).round(4))
+        if self.reranker is not None:
+            found = rerank_candidates(found, query_texts, self.reranker, self.rank.rerank_top)
+        candidates = _join_source(source, source.texts, found)
+        candidates["explanation"] = read_as_notes(candidates["source_text"],
+                                                  candidates["explanation"])
+        if self.config.memory is not None:
+            candidates, _ = prefill(candidates, self.vocab, self.config.memory)
+        # Confidence, uphill proposals and suggestions need only each row's own candidates, so
+        # they are made here, per block, and kept in the block parts.
+        if self.calibrator is not None:
+            candidates = propose_broader(candidates, self.hierarchy, self.config.broader_below)
+            candidates = suggest(candidates, self.decisions["no_match_below"],
+                                 self.decisions["_threshold"], self.config.auto_accept)
+        if self.config.llm is not None:
+            candidates = select_with_llm(candidates, self.config.llm)
+        return candidates
+
+    def for_source_lang(self, lang: str | None) -> "Mapper":
+        """This Mapper, sharing what it loaded, for a list in `lang` (the fusion weight depends
+        on the pair of languages): an engine mapping several lists at once uses one per list."""
+        names = self.vocab.names
+        target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang or "")
+        rank = for_languages(self.config.rank, lang or "", target_lang,
+                             self.encoder.info.multilingual())
+        return replace(self, config=replace(self.config, source_lang=lang), rank=rank,
+                       target_lang=target_lang, scorers=evidence_scorers(self.vocab, rank))
+
+    def describe(self) -> dict:
+        """The run sheet's settings that come from what was loaded."""
+        vocab, info = self.vocab, self.encoder.info
+        return {
+            "target": vocab.id,
+            "target_spec": self.config.target,  # as given, so `codemap apply` can load it again
+            "target_version": vocab.version,
+            "target_concepts": len(vocab.concepts),
+            "target_names": len(vocab.names),
+            "target_hash": vocab.content_hash[:16],
+            "target_notice": vocab.notice,
+            "model": info.id,
+            "model_path": str(info.path),
+            "backend": f"{self.encoder.variant} on {self.encoder.provider} "
+                       f"(--backend {self.config.encoder.backend})",
+            "pooling": info.pooling.value,
+            "max_length": info.max_length,
+            "top_k": self.rank.top_k,
+            "ranking": f"{self.rank.method} ({self.rank.fusion}, encoder weight "
+                       f"{self.rank.encoder_weight}), evidence: "
+                       f"{', '.join(s.name for s in self.scorers) or 'none'}",
+            "target_language": self.target_lang or "unknown",
+            "reranker": (f"{self.reranker.folder} (top {self.rank.rerank_top})"
+                         if self.reranker is not None else "off"),
+            "index_cache": "hit" if self.index.cache_hit else "built",
+            "index_folder": str(self.index.folder),
+            **{k: v for k, v in self.decisions.items() if not k.startswith("_")},
+        }
+
+
+def map_codes(config: MapConfig) -> MapResult:
+    """Map every row of `config.source` onto `config.target` in one block; see MapResult.
+    (`map_to_file` maps a list of any length block by block and writes it.)
+
+    Raises CodemapError for unreadable input, unknown targets or models.
+    """
+    clock = time.perf_counter()
+    source = read_code_list(config.source, config.read)
+    t_read = time.perf_counter()
+    texts = source.texts
+    language = source_language(texts, config.source_lang)
+    if language.method != "uncertain":
+        config = replace(config, source_lang=language.lang)
+    mapper = Mapper.load(config)
+    t_loaded = time.perf_counter()
+    candidates = mapper.map_block(source)
+    t_rank = time.perf_counter()
+    timings = {"read": t_read - clock, "load_model": mapper.timings["load_model"],
+               "index": t_loaded - t_read - mapper.timings["load_model"],
+               "map": t_rank - t_loaded, "total": t_rank - clock}
+    run = _run_sheet(config, source, mapper, language, len(texts), sum(1 for t in texts if not t))
+    run.update(_counts_for_run(config, _block_counts(candidates)))
+    return MapResult(candidates, source, mapper.vocab, mapper.encoder.info.id, run, timings, language,
+                     dict(tally(candidates)))
+
+
+def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -> MapResult:
+    """Map `config.source` block by block and write the candidates to `output` (.xlsx, .csv,
+    .tsv or .parquet), holding one block at a time.
+
+    Each finished block is kept (parts.PartsFolder.beside) until the output is written, so a run that is
+    killed resumes after its finished blocks. The returned MapResult's `candidates` holds only the
+    rank-1 rows' source_row, rank and score (for the summary), `source` the first block. A .xlsx
+    output that would pass a sheet's row limit fails as soon as the limit is passed.
+
+    Raises CodemapError as map_codes does, and for an unknown output type.
+    """
+    clock = time.perf_counter()
+    output = check_output(output)
+    blocks = iter_code_list(config.source, config.read, block_rows)
+    first = next(blocks)  # an unreadable list fails here, before the model is loaded
+    t_read = time.perf_counter()
+    language = source_language(first.texts, config.source_lang)  # from the first block
+    if language.method != "uncertain":
+        config = replace(config, source_lang=language.lang)
+    mapper = Mapper.load(config)
+    t_loaded = time.perf_counter()
+    parts = PartsFolder.beside(output, _run_key(config, mapper, block_rows))
+    if parts.parts:
+        log.info("resuming %s: %d blocks already mapped", output, len(parts.parts))
+    if not parts.parts and config.llm is not None:
+        config.llm.log.unlink(missing_ok=True)  # a fresh run's log; a resumed one appends
+    rows_read = rows_empty = written = 0
+    top, tiers, counts = [], Counter(), Counter()
+    summary_columns = _summary_columns(config, mapper)
+    for block in itertools.chain([first], blocks):
+        texts = block.texts
+        rows_read, rows_empty = rows_read + len(texts), rows_empty + texts.count("")
+        name = part_name(0, config.source, block.first_row)
+        if not parts.finished(name):
+            parts.add(name, mapper.map_block(block), {"rows": len(texts)})
+        written += parts.parts[name]["candidates"]
+        if output.suffix.lower() == ".xlsx" and written + 1 > EXCEL_MAX_ROWS:
+            raise CodemapError(f"{output}: more than {EXCEL_MAX_ROWS:,} candidate rows do not fit "
+                               f"one sheet of the review workbook; write {output.stem}.csv or "
+                               f"{output.stem}.parquet instead (the blocks mapped so far are kept)")
+        # The whole-list figures are added up part by part, so memory stays one block's.
+        kept = parts.read(name, summary_columns)
+        top.append(kept[kept["rank"] == 1][["source_row", "rank", "score"]])
+        tiers.update(tally(kept))
+        counts.update(_block_counts(kept))
+    t_mapped = time.perf_counter()
+    run = _run_sheet(config, first, mapper, language, rows_read, rows_empty)
+    run.update(_counts_for_run(config, counts))
+    run["block_rows"] = block_rows
+    write_candidate_parts(parts, output, run)
+    parts.remove()
+    done = time.perf_counter()
+    timings = {"read": t_read - clock, "load_model": mapper.timings["load_model"],
+               "index": t_loaded - t_read - mapper.timings["load_model"],
+               "map": t_mapped - t_loaded, "total": t_mapped - clock, "write": done - t_mapped}
+    return MapResult(pd.concat(top, ignore_index=True), first, mapper.vocab,
+                     mapper.encoder.info.id, run, timings, language, dict(tiers))
+
+
+def _run_key(config: MapConfig, mapper: Mapper, block_rows: int) -> str:
+    """What a streamed run's blocks depend on: the source file, every setting (calibration,
+    --auto-accept, --broader-below… included), the model and the vocabulary (the index folder is
+    named by both), the calibration's content, the mapping memory's state."""
+    source = Path(config.source).resolve()
+    stat = source.stat()
+    memory = (Path(config.memory).stat().st_mtime_ns
+              if config.memory is not None and Path(config.memory).exists() else None)
+    return sha256_text(__version__, str(source), str(stat.st_size), str(stat.st_mtime_ns),
+                       repr(replace(config, progress=False)), mapper.index.folder.name,
+                       calibration_fingerprint(config.calibration), str(memory), str(block_rows))
+
+
+def _summary_columns(config: MapConfig, mapper: Mapper) -> list[str]:
+    """The columns of a part that the summary and the run sheet's counts read."""
+    columns = ["source_row", "rank", "score"]
+    if config.memory is not None:
+        columns.append(MEMORY_COLUMN)
+    if mapper.calibrator is not None:
+        columns += ["suggestion", "explanation"]
+    if config.llm is not None:
+        columns.append("llm")
+    return columns
+
+
+def _block_counts(candidates: pd.DataFrame) -> Counter:
+    """Sources of one block remembered, proposed a broader concept, answered by the LLM."""
+    marked = {}
+    if MEMORY_COLUMN in candidates:
+        marked["memory_sources"] = candidates[MEMORY_COLUMN] != ""
+    if "suggestion" in candidates:  # decision support ran, so uphill proposals were looked for
+        marked["broader_proposals"] = candidates["explanation"].fillna("").str.startswith(BROADER_NOTE)
+    if "llm" in candidates:
+        marked["llm_answered"] = candidates["llm"] != ""
+    return Counter({name: int(rows.groupby(candidates["source_row"]).any().sum())
+                    for name, rows in marked.items()})
+
+
+def _counts_for_run(config: MapConfig, counts: Counter) -> dict:
+    """The run sheet's counts from the blocks' `_block_counts`."""
+    run = {}
+    if config.memory is not None:
+        run.update(memory=str(config.memory), memory_sources=counts["memory_sources"])
+    if "broader_proposals" in counts:
+        run["broader_proposals"] = counts["broader_proposals"]
+    if config.llm is not None:
+        run["llm"] = (f"{config.llm.url} ({config.llm.model}): {counts['llm_answered']} sources "
+                      f"answered, log {config.llm.log}")
+    return run
+
+
+def _run_sheet(config: MapConfig, source: SourceTable, mapper: Mapper, language: LanguageGuess,
+               rows_read: int, rows_empty: int) -> dict:
+    """The run sheet: resolved settings and counts, so any result can be reproduced."""
+    return {
+        "codemap_version": __version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "source": str(config.source),
+        "sheet": config.read.sheet or "",
+        "code_column": source.code_col or "(row number)",
+        "text_columns": ", ".join(source.text_cols),
+        "unit_column": source.unit_col or "",
+        "specimen_column": source.specimen_col or "",
+        **mapper.describe(),
+        "source_language": language.describe(),
+        "rows_read": rows_read,
+        "rows_empty": rows_empty,
+    }
+
+
+def decision_support(calibrator, config: MapConfig) -> dict:
+    """The no-match, broader and auto-accept thresholds of a run, for triage and the run sheet.
+
+    Raises CodemapError when --auto-accept is asked for without a calibration to read it from.
+    """
+    if calibrator is None:
+        if config.auto_accept is not None:
+            raise CodemapError("--auto-accept needs a confidence calibration, and there is none "
+                               "for this model and target: fit one with `codemap calibrate` and "
+                               "pass --calibration")
+        return {}
+    below = calibrator.no_match_below if config.no_match_below is None else config.no_match_below
+    out = {"no_match_below": below, "broader_below": config.broader_below, "_threshold": None}
+    if config.auto_accept is not None:
+        threshold = calibrator.threshold_for(config.auto_accept)
+        out["_threshold"] = threshold
+        out["auto_accept"] = (f"top-1 precision {config.auto_accept:g} on the dev calibration: "
+                              + (f"confidence ≥ {threshold:.4f}" if threshold is not None else
+                                 "not reached at any threshold, nothing pre-approved"))
+    return out
+
+
+def _join_source(source: SourceTable, texts: list[str], found: pd.DataFrame) -> pd.DataFrame:
+    """Attach each candidate to its source row; rows without candidates keep one flagged row."""
+    base = pd.DataFrame({
+        "source_row": source.rows,
+        "source_code": source.codes,
+        "source_text": texts,
+    })
+    used = {source.code_col, *source.text_cols}
+    for column in source.frame.columns:
+        if column in used:
+            continue
+        name = column if column not in base.columns and column not in found.columns else f"source_{column}"
+        base[name] = source.frame[column].to_numpy()
+    base["flag"] = np.where(base["source_text"] == "", EMPTY_TEXT_FLAG, "")
+    base["query"] = np.arange(len(base))
+    # Empty texts were embedded too (as ""), but their candidates are noise: drop them.
+    found = found[found["query"].isin(base.loc[base["flag"] == "", "query"])]
+    merged = base.merge(found, on="query", how="left").drop(columns=["query"])
+    merged["rank"] = merged["rank"].astype("Int64")
+    return merged.sort_values(["source_row", "rank"], kind="stable", na_position="first").reset_index(drop=True)

@@ -1,0 +1,169 @@
+"""`codemap eval`: a gold file's queries ranked under several rankings, scored against their
+gold codes (acc@k, MRR); `codemap calibrate` fits confidence on the same queries."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from ..config import EvalConfig, RankConfig, ReadOptions
+from ..embed.encoder import Encoder
+from ..embed.index import load_or_build_index
+from ..errors import CodemapError
+from ..rank.drug_agreement import is_drug_vocabulary
+from ..rank.hybrid import for_languages, rank_hybrid
+from ..rank.lexical import load_or_build_lexical
+from ..rank.prepare import evidence_scorers, row_fields, with_abbreviations, with_axes
+from ..rank.rerank import CrossEncoder, rerank_candidates
+from ..read.language import LanguageGuess, names_language, source_language
+from ..read.readers import read_code_list
+from ..vocab.target import load_target
+from ..vocab.vocabulary import SYNONYM_SEPARATOR, Vocabulary
+from .metrics import gold_ranks, score_ranks
+
+
+def evaluate_gold(config: EvalConfig) -> dict:
+    """Rank the gold file's queries and score them against its gold codes.
+
+    Returns {"scores": {method: Scores}, "ranks": {method: [gold rank or None per scored pair]},
+    "n_pairs", "n_in_target", "target", "model", "backend", …}. Pairs whose gold code is not in
+    the target are counted but not scored (no method could find them).
+    """
+    reranker = CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None
+    g = gold_queries(config)
+    scores, ranks = {}, {}
+    drugs = is_drug_vocabulary(g.vocab)
+    rerank_inputs = {}  # method → (its candidates, query texts) for the re-ranked rows
+    for method, rank in eval_methods(g.base, drugs=drugs).items():
+        found = g.rank(rank)
+        ranks[method] = gold_ranks(found, g.gold)
+        scores[method] = score_ranks(ranks[method])
+        if reranker is not None and method in ("encoder", DEFAULT_METHOD[drugs]):
+            texts = [row["text"] for row in g.prepared[rank.expand_abbreviations][4]]
+            rerank_inputs[method] = (found, texts)
+    rerank_ms = _eval_reranked(reranker, g.base.rerank_top, rerank_inputs, g.gold, scores, ranks)
+    return {"rerank_ms_per_row": rerank_ms, "scores": scores, "ranks": ranks, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
+            "target": f"{g.vocab.id} {g.vocab.version}", "model": g.encoder.info.id,
+            "encoder_weight": g.base.encoder_weight, "source_language": g.language.describe(),
+            "backend": f"{g.encoder.variant} on {g.encoder.provider}",
+            "default_method": DEFAULT_METHOD[drugs]}
+
+
+@dataclass
+class GoldQueries:
+    """A gold file's queries whose gold code is in the target, ready to rank (`eval`, `calibrate`)."""
+
+    config: EvalConfig
+    vocab: Vocabulary
+    encoder: Encoder
+    rows: list[dict]  # each query's fields (text, unit, specimen, other columns)
+    gold: list[set[str]]  # each query's right codes
+    n_pairs: int  # rows in the gold file, in the target or not
+    base: RankConfig  # config.rank with the fusion weight for this pair of languages
+    language: LanguageGuess
+    prepared: dict = field(default_factory=dict)  # expand_abbreviations → _prepare_eval's tuple
+
+    @property
+    def model(self) -> str:
+        return self.encoder.info.id
+
+    def rank(self, rank: RankConfig) -> pd.DataFrame:
+        """rank_hybrid's candidate frame for these queries under one ranking configuration."""
+        if rank.expand_abbreviations not in self.prepared:
+            self.prepared[rank.expand_abbreviations] = _prepare_eval(
+                self.vocab, self.encoder, self.rows, rank, self.config)
+        used, index, lexical, queries, rows = self.prepared[rank.expand_abbreviations]
+        return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank)
+
+
+def gold_queries(config: EvalConfig) -> GoldQueries:
+    """Read the gold file, load target and encoder: the queries whose gold is in the target.
+
+    Raises CodemapError when the gold column is missing or the file/target cannot be read.
+    """
+    source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
+    if config.gold_col not in source.frame.columns:
+        raise CodemapError(f"{config.gold}: no column named {config.gold_col!r} "
+                           f"(columns: {', '.join(source.frame.columns)})")
+    vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
+    known = set(vocab.concepts["code"])
+    gold = [{c.strip() for c in value.split(SYNONYM_SEPARATOR) if c.strip()}
+            for value in source.frame[config.gold_col]]
+    names, query_texts = source.texts, source.query_texts
+    keep = [i for i, codes in enumerate(gold) if codes & known and names[i]]
+    encoder = Encoder.load(config.encoder, config.cache_dir)
+    fields = row_fields(source)
+    rows = [{**fields[i], "text": query_texts[i]} for i in keep]
+    language = source_language([query_texts[i] for i in keep], None)
+    lang = language.lang if language.method != "uncertain" else ""
+    base = for_languages(config.rank, lang, names_language(
+        vocab.names["name"].tolist(), vocab.names["lang"].tolist(), lang), encoder.info.multilingual())
+    return GoldQueries(config, vocab, encoder, rows, [gold[i] for i in keep], len(source.frame),
+                       base, language)
+
+
+def _eval_reranked(reranker: CrossEncoder | None, top: int, inputs: dict, gold: list[set[str]],
+                   scores: dict, ranks: dict) -> float | None:
+    """Add "<method> + rerank" rows for the candidates in `inputs`; returns the re-ranker's cost
+    in ms per source row (one pass over each row's top `top` candidates)."""
+    if reranker is None or not inputs:
+        return None
+    seconds = []
+    for method, (found, texts) in inputs.items():
+        clock = time.perf_counter()
+        reranked = rerank_candidates(found, texts, reranker, top)
+        seconds.append((time.perf_counter() - clock) / max(1, len(texts)))
+        name = f"{method.split(' ')[0]} + rerank"
+        ranks[name] = gold_ranks(reranked, gold)
+        scores[name] = score_ranks(ranks[name])
+    return round(1000 * float(np.mean(seconds)), 2)
+
+
+def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: RankConfig,
+                  config: EvalConfig) -> tuple:
+    """Vocabulary, indexes and query vectors for one setting of `rank.expand_abbreviations`."""
+    vocab, expand = with_abbreviations(vocab, rank)
+    rows = [{**row, "text": expand(row["text"])} for row in rows]
+    index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
+    queries = encoder.encode([row["text"] for row in rows], progress=config.progress,
+                             desc="embedding queries")
+    with_axes(vocab)
+    return vocab, index, load_or_build_lexical(vocab, config.cache_dir), queries, rows
+
+
+# The ranking `codemap map` uses by default, under its name in eval_methods.
+DEFAULT_METHOD = {False: "hybrid (all evidence)", True: "hybrid + drug evidence"}
+
+
+def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
+    """The rankings `codemap eval` compares side by side: each alone, fused, and ablations of the
+    target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
+    plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False,
+                    category_evidence=False, usage_evidence=False, expand_abbreviations=False,
+                    text_evidence=False, usual_evidence=False)
+    if drugs:
+        return {
+            "encoder": replace(plain, method="encoder"),
+            "lexical": replace(plain, method="lexical"),
+            "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
+            "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
+            DEFAULT_METHOD[True]: replace(plain, method="hybrid", drug_evidence=True),
+            "hybrid + drug evidence + abbreviations": replace(
+                plain, method="hybrid", drug_evidence=True, expand_abbreviations=True),
+        }
+    return {
+        "encoder": replace(plain, method="encoder"),
+        "lexical": replace(plain, method="lexical"),
+        "hybrid rrf, no evidence": replace(plain, method="hybrid", fusion="rrf"),
+        "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
+        "hybrid + unit": replace(plain, method="hybrid", unit_evidence=True),
+        "hybrid + specimen": replace(plain, method="hybrid", specimen_evidence=True),
+        "hybrid + category": replace(plain, method="hybrid", category_evidence=True),
+        "hybrid + usage": replace(plain, method="hybrid", usage_evidence=True),
+        "hybrid + abbreviations": replace(plain, method="hybrid", expand_abbreviations=True),
+        "hybrid + text axes": replace(plain, method="hybrid", text_evidence=True),
+        "hybrid + usual variant": replace(plain, method="hybrid", usual_evidence=True),
+        DEFAULT_METHOD[False]: replace(base, method="hybrid"),
+    }

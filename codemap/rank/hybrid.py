@@ -1,0 +1,201 @@
+"""Ranking: the top-k distinct concepts per source row, each scored by its best name (embedding
+and/or lexical), then re-scored by domain evidence (lab or drug scorers)."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from ..config import RankConfig
+from ..embed.index import NameIndex
+from ..vocab.vocabulary import Vocabulary
+from .evidence import extra_candidates, for_row, weigh_bound
+
+CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_name", "score"]
+
+HYBRID_COLUMNS = CANDIDATE_COLUMNS + ["encoder_score", "lexical_score", "explanation"]
+QUERY_CHUNK = 256  # queries scored at once: bounds the dense (queries × names) matrices
+# The pooled path scores a chunk's rows against the union of their pools (~ chunk × pool
+# concepts), so its dense matrices grow with the square of the chunk: smaller chunks are faster.
+POOLED_CHUNK = 32
+
+
+def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarray,
+                rows: list[dict], scorers=(), config: RankConfig = RankConfig()) -> pd.DataFrame:
+    """Rank concepts by fused name scores adjusted by evidence scorers.
+
+    `queries` are the encoder vectors of the rows' texts, `rows` each row's fields (`text`,
+    `unit`, `specimen`…) for the lexical index and the scorers, `lexical` a
+    `codemap.rank.lexical.LexicalIndex` (None when `config.method` is "encoder"). A concept scores
+    by its best name. Returns HYBRID_COLUMNS: the CANDIDATE_COLUMNS plus the two name scores and an
+    `explanation` of what moved the candidate.
+    """
+    layout = _ConceptLayout.of(vocab)
+    attributes = _ConceptRecords(vocab.concepts)
+    names = vocab.names["name"].to_numpy()
+    pooled = getattr(index, "approximate", False) and config.method != "lexical"
+    frames = []
+    step = POOLED_CHUNK if pooled else QUERY_CHUNK
+    for start in range(0, len(rows), step):
+        chunk = slice(start, start + step)
+        if pooled:
+            frames.append(_rank_pooled(index, lexical, layout, attributes, names, queries[chunk],
+                                       rows[chunk], start, scorers, config))
+            continue
+        enc, lex = _name_scores(index, lexical, queries[chunk], rows[chunk], config)
+        frames.append(_rank_chunk(enc, lex, layout, attributes.__getitem__, rows[chunk], start, scorers,
+                                  config, names))
+    frame = pd.DataFrame([r for f in frames for r in f], columns=HYBRID_COLUMNS)
+    return frame
+
+
+def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offset, scorers, config):
+    """Rank a chunk of rows among the concepts an approximate index finds for them.
+
+    Scoring every name is names × rows; past `IndexConfig.approximate_above` names each row is
+    scored only against the concepts of its `config.pool` nearest names (from the IVF index) and
+    its evidence candidates, with all of each such concept's names, exactly as the full scoring
+    would score them. A concept that no nearest name points to (a lexical-only match) is missed.
+    """
+    _, hits = index.search(queries, config.pool)
+    own = [layout.concept_of[h[h >= 0]] for h in hits]
+    own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
+    keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
+    starts = layout.starts_end[keep]
+    sizes = layout.starts_end[keep + 1] - starts
+    # Positions starts[i] .. starts[i] + sizes[i] - 1 of every kept concept, in order.
+    within = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    name_rows = layout.order[np.repeat(starts, sizes) + within]
+    sub = _ConceptLayout(np.arange(len(name_rows)), np.concatenate([[0], np.cumsum(sizes)[:-1]]),
+                         layout.concept_codes[keep], {c: i for i, c in enumerate(layout.concept_codes[keep])},
+                         np.repeat(np.arange(len(keep)), sizes))
+    enc = queries @ index.vectors[name_rows].T
+    lex = (None if config.method == "encoder" else
+           (lexical.embed([r["text"] for r in rows]) @ lexical.matrix[name_rows].T).toarray()
+           .astype(np.float32))
+    allowed = np.zeros((len(rows), len(keep)), bool)
+    for q, o in enumerate(own):
+        allowed[q, np.searchsorted(keep, o)] = True
+    return _rank_chunk(enc, lex, sub, lambda c: attributes[keep[c]], rows, offset, scorers, config,
+                       names[name_rows], allowed)
+
+
+class _ConceptRecords:
+    """vocab.concepts rows as dicts (what evidence scorers read), made when asked for: a list of
+    dicts for every concept costs hundreds of MB at a million concepts, and a row only ever
+    looks at its ~50 candidates."""
+
+    def __init__(self, concepts: pd.DataFrame):
+        self.columns = {column: concepts[column].tolist() for column in concepts.columns}
+
+    def __getitem__(self, number: int) -> dict:
+        return {column: values[number] for column, values in self.columns.items()}
+
+
+@dataclass(frozen=True)
+class _ConceptLayout:
+    """Name rows grouped by concept, so per-concept maxima are one reduceat."""
+
+    order: np.ndarray  # name rows sorted by concept number
+    starts: np.ndarray  # first position of each concept in `order`
+    concept_codes: np.ndarray  # code per concept number, in vocab.concepts order
+    number_of: dict  # code → concept number
+    concept_of: np.ndarray  # concept number of each name row
+
+    @property
+    def starts_end(self) -> np.ndarray:
+        return np.append(self.starts, len(self.order))
+
+    @staticmethod
+    def of(vocab: Vocabulary) -> "_ConceptLayout":
+        codes = vocab.concepts["code"].to_numpy()
+        number = pd.Series(np.arange(len(codes)), index=codes)
+        of_name = number.reindex(vocab.names["code"]).to_numpy()
+        if np.isnan(of_name.astype(float)).any():
+            raise ValueError("vocabulary names point to codes missing from its concepts")
+        of_name = of_name.astype(np.int64)
+        order = np.argsort(of_name, kind="stable")
+        starts = np.searchsorted(of_name[order], np.arange(len(codes)))
+        return _ConceptLayout(order, starts, codes, {code: i for i, code in enumerate(codes)}, of_name)
+
+    def numbers(self, codes) -> np.ndarray:
+        """Concept numbers of the given codes (unknown codes skipped)."""
+        return np.array([self.number_of[c] for c in codes if c in self.number_of], dtype=np.int64)
+
+
+def _name_scores(index, lexical, queries, rows, config):
+    enc = queries @ index.vectors.T if config.method != "lexical" else None
+    lex = lexical.similarity([r["text"] for r in rows]) if config.method != "encoder" else None
+    return enc, lex
+
+
+def for_languages(config: RankConfig, source_lang: str, target_lang: str,
+                  multilingual_model: bool) -> RankConfig:
+    """The ranking settings for this pair of languages: with a multilingual model and source
+    texts in another language than the target names, the encoder gets the cross-lingual weight.
+
+    The usage prior (LOINC common test rank) is then off: its bonus was sized against the
+    same-language fusion's score spread, and on the nearly flat cross-lingual scores of
+    multilingual-e5 it outweighs the names (German LOINC set: acc@1 0.817 without it, 0.713 with).
+    """
+    if multilingual_model and source_lang and target_lang and source_lang != target_lang:
+        return replace(config, encoder_weight=config.crosslingual_encoder_weight,
+                       usage_evidence=False)
+    return config
+
+
+def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
+    """Per-concept fused score (queries × concepts)."""
+    if lex_c is None:
+        return enc_c
+    if enc_c is None:
+        return lex_c
+    if config.fusion == "rrf":
+        k = config.rrf_k
+        ranks_e = np.argsort(np.argsort(-enc_c, axis=1), axis=1) + 1
+        ranks_l = np.argsort(np.argsort(-lex_c, axis=1), axis=1) + 1
+        # Scaled so a concept first in both lists scores 1, like a perfect cosine.
+        return (1 / (k + ranks_e) + 1 / (k + ranks_l)) * (k + 1) / 2
+    w = config.encoder_weight
+    return w * enc_c + (1 - w) * lex_c
+
+
+def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None):
+    """`record_of(c)` is concept c's row as a dict (`_ConceptRecords`); `allowed` (rows ×
+    concepts), when given, limits each row to its own pooled concepts."""
+    reduce = lambda m: None if m is None else np.maximum.reduceat(m[:, layout.order], layout.starts, axis=1)
+    enc_c, lex_c = reduce(enc), reduce(lex)
+    fused = _fuse(enc_c, lex_c, config)
+    if allowed is not None:
+        fused = np.where(allowed, fused, -np.inf)
+    bounds = layout.starts_end
+    record = functools.cache(record_of)  # a concept recurs across the chunk's rows
+    out = []
+    pool = min(max(config.pool, config.top_k), fused.shape[1])
+    for q in range(fused.shape[0]):
+        top = np.argpartition(-fused[q], pool - 1)[:pool]
+        top = top[np.isfinite(fused[q, top])]
+        extra = layout.numbers(extra_candidates(scorers, rows[q]))
+        bound = for_row(scorers, rows[q])  # the row's side of the evidence, once per row
+        scored = []
+        for c in np.union1d(top, extra):
+            adjust, reasons, contradicted, tier = weigh_bound(bound, record(c))
+            if contradicted and config.hide_contradicted:
+                continue
+            scored.append((tier, float(fused[q, c]) + adjust, c, reasons))
+        # Ties at the shown precision go to the lower concept number, so a row's candidates do
+        # not depend on float noise from the other texts of its embedding batch.
+        scored.sort(key=lambda item: (-item[0], -round(item[1], 4), item[2]))
+        for rank, (_, score, c, reasons) in enumerate(scored[:config.top_k], start=1):
+            name_rows = layout.order[bounds[c]:bounds[c + 1]]
+            per_name = sum(m[q, name_rows] for m in (enc, lex) if m is not None)
+            best = name_rows[int(np.argmax(per_name))]
+            e = None if enc_c is None else round(float(enc_c[q, c]), 4)
+            lx = None if lex_c is None else round(float(lex_c[q, c]), 4)
+            why = [f"name: encoder {e}" if e is not None else "",
+                   f"lexical {lx}" if lx is not None else "", *reasons]
+            out.append((offset + q, rank, layout.concept_codes[c], record(c)["name"],
+                        names[best], round(score, 4), e, lx, "; ".join(w for w in why if w)))
+    return out

@@ -1,0 +1,187 @@
+"""Lab evidence read from the row's TEXT, and usual-variant priors for what the text leaves out.
+
+Same interface as the scorers of codemap.labs (`name`, `score`, `for_row`), one scorer per signal
+so a learned ranker can weigh each on its own:
+
+- text_specimen, text_property, text_timing, text_method: the row's text read as LOINC axes
+  (codemap.rank.loinc_parts) against the candidate's axes; agreement is a bonus, a contradiction a
+  malus, with the reason ("text says 24 hr urine; candidate is 24 hour Urine"). A fact the row
+  also gives in a column (a specimen or unit the column scorers understand) is left to those
+  scorers, so it is not counted twice.
+- usual_specimen, usual_method: when the row states no specimen / no method, prefer the
+  candidate whose specimen / method carries the larger share of its component's ordering
+  (codemap.rank.loinc_commonness, learned from the LOINC common-test ranks).
+
+Every scorer speaks only about LOINC codes (by their check digit), so a non-LOINC target ranks
+as before. Default adjustments are a priori: the size of the column scorers' for the same fact
+(specimen 0.03 / -0.08), smaller where the text is a weaker witness (property and method words
+are ambiguous: "count" may name a percentage panel), and at most 0.03 for the priors.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from .evidence import NO_EVIDENCE, Evidence
+from .labs import CategoryScorer, SpecimenScorer, UnitScorer, specimen_group
+from .loinc_commonness import UsageScorer, usual_methods, usual_systems
+from .loinc_parts import Axes, concept_axes, is_loinc_code, text_axes
+from .units import parse_unit
+
+_is_loinc = functools.lru_cache(maxsize=1 << 16)(is_loinc_code)
+
+
+def _loinc_axes(concept: Mapping[str, object]) -> Axes | None:
+    """The candidate's axes, None for a code that is not a LOINC code."""
+    return concept_axes(concept) if _is_loinc(str(concept.get("code", ""))) else None
+
+
+def _row_axes(row: Mapping[str, str]) -> Axes:
+    return text_axes(str(row.get("text", "") or ""))
+
+
+def _column_specimen(row: Mapping[str, str]) -> bool:
+    return bool(specimen_group(row.get("specimen", "") or ""))
+
+
+def _column_unit(row: Mapping[str, str]) -> bool:
+    return bool(parse_unit(row.get("unit", "") or "").properties)
+
+
+class _BoundScorer:
+    """`score` through `for_row`, so both ways share one code path (as codemap.labs scorers)."""
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        bound = self.for_row(row)
+        return NO_EVIDENCE if bound is None else bound(concept)
+
+
+def _first(values) -> str:
+    return next(iter(values), "")
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """How one axis is compared: what the text said (Axes.said key, Axes field) and how the
+    candidate's value is read and shown."""
+
+    said: str  # key of Axes.said
+    text: Callable[[Axes], object]  # the text's value(s); falsy when the text says nothing
+    candidate: Callable[[Axes], str]  # the candidate's value; "" when unknown (no opinion)
+    agrees: Callable[[object, str], bool]
+    shown: Callable[[Axes], str]  # the candidate's value as the reason names it
+    column: Callable[[Mapping[str, str]], bool] = lambda row: False  # a column scorer reads it
+
+
+# specimen: ", SERUM" vs the system; property: "(%)", "Count", "Ratio", "level" vs PROPERTY;
+# timing: "24 hr" vs 24H/Pt; method: "Automated count", "dipstick" vs the method. A method-less
+# candidate is no contradiction of a method: LOINC leaves the method out of the everyday code.
+AXES = {
+    "text_specimen": _Axis("system", lambda t: t.group, lambda a: a.group, lambda t, v: t == v,
+                           lambda a: a.system, _column_specimen),
+    "text_property": _Axis("property", lambda t: t.properties, lambda a: _first(a.properties),
+                           lambda t, v: v in t, lambda a: _first(a.properties), _column_unit),
+    "text_timing": _Axis("timing", lambda t: t.timing, lambda a: a.timing, lambda t, v: t == v,
+                         lambda a: a.timing),
+    "text_method": _Axis("method", lambda t: t.methods, lambda a: _first(a.methods),
+                         lambda t, v: v in t, lambda a: f"by {_first(a.methods)}"),
+}
+
+
+@dataclass(frozen=True)
+class TextAxisScorer(_BoundScorer):
+    """One axis the row's text names against the candidate's (`name` picks it from AXES)."""
+
+    name: str = "text_specimen"
+    match: float = 0.03
+    mismatch: float = -0.08
+
+    def for_row(self, row: Mapping[str, str]):
+        axis = AXES[self.name]
+        if axis.column(row):  # the column scorer already reads this fact: not counted twice
+            return None
+        said = _row_axes(row)
+        return functools.partial(self._score, axis, said) if axis.text(said) else None
+
+    def _score(self, axis: _Axis, said: Axes, concept: Mapping[str, object]) -> Evidence:
+        axes = _loinc_axes(concept)
+        value = axis.candidate(axes) if axes is not None else ""
+        if not value:
+            return NO_EVIDENCE
+        reason = f"text says {said.said[axis.said]}; candidate is {axis.shown(axes)}"
+        agrees = axis.agrees(axis.text(said), value)
+        return Evidence(self.match if agrees else self.mismatch, reason)
+
+
+@dataclass(frozen=True)
+class UsualSpecimenScorer(_BoundScorer):
+    """No specimen stated (column or text): prefer the component's usually ordered specimen,
+    in proportion to its share of the component's ranked ordering."""
+
+    weight: float = 0.03
+    name: str = "usual_specimen"
+
+    def for_row(self, row: Mapping[str, str]):
+        if _column_specimen(row) or _row_axes(row).group:
+            return None
+        return self._score
+
+    def _score(self, concept: Mapping[str, object]) -> Evidence:
+        axes = _loinc_axes(concept)
+        if axes is None or not axes.group:
+            return NO_EVIDENCE
+        share = usual_systems(axes.component).get(axes.group, 0.0)
+        if share <= 0:
+            return NO_EVIDENCE
+        return Evidence(self.weight * share, f"no specimen stated; {axes.group} is "
+                                             f"{share:.0%} of {axes.component} orders")
+
+
+@dataclass(frozen=True)
+class UsualMethodScorer(_BoundScorer):
+    """No method stated in the text: prefer the component's usual method (mostly none), in
+    proportion to its share of the component's ranked ordering (overall share for a component
+    the lists do not rank)."""
+
+    weight: float = 0.03
+    name: str = "usual_method"
+
+    def for_row(self, row: Mapping[str, str]):
+        return None if _row_axes(row).methods else self._score
+
+    def _score(self, concept: Mapping[str, object]) -> Evidence:
+        axes = _loinc_axes(concept)
+        if axes is None:
+            return NO_EVIDENCE
+        method = next(iter(axes.methods), "")
+        share = usual_methods(axes.component).get(method, 0.0)
+        if share <= 0:
+            return NO_EVIDENCE
+        said = f"by {method}" if method else "no method"
+        return Evidence(self.weight * share, f"no method stated; {said} is {share:.0%} of "
+                                             f"{axes.component or 'ranked'} orders")
+
+
+def text_scorers() -> list:
+    """The four text-axis scorers: the size of the column scorers' adjustment for the same fact,
+    smaller where the text is a weaker witness ("count" may name a percentage panel)."""
+    return [TextAxisScorer("text_specimen", 0.03, -0.08), TextAxisScorer("text_property", 0.03, -0.05),
+            TextAxisScorer("text_timing", 0.03, -0.08), TextAxisScorer("text_method", 0.03, -0.03)]
+
+
+def usual_scorers() -> list:
+    """The two usual-variant priors."""
+    return [UsualSpecimenScorer(), UsualMethodScorer()]
+
+
+def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True,
+                category: bool = True, usage: bool = True, text: bool = True,
+                usual: bool = True, off: tuple[str, ...] = ()) -> list:
+    """The lab evidence scorers, each switchable for ablations: by family, or by `name` (`off`).
+    `text`: the row's text read as LOINC axes; `usual`: usual specimen/method when unstated
+    (this module)."""
+    scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen),
+               (CategoryScorer(), category), (UsageScorer(), usage),
+               *((s, text) for s in text_scorers()), *((s, usual) for s in usual_scorers()))
+    return [s for s, on in scorers if on and s.name not in off]

@@ -1,0 +1,231 @@
+"""Lab evidence: LOINC axes of the target concepts and scorers for unit, specimen and category.
+
+LOINC axes (PROPERTY, SYSTEM) are read from the long common name, whose form is fixed by LOINC's
+naming rules: "Component [Property words] in System by Method" ("Creatinine [Mass/volume] in
+Serum or Plasma"). Source specimens and LOINC systems are both reduced to a specimen group
+(blood, urine, CSF…) so "Blood" in a local list agrees with "Serum or Plasma".
+"""
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Mapping
+
+import pandas as pd
+
+from .evidence import NO_EVIDENCE, Evidence
+from .units import example_units, parse_unit
+
+# LOINC long-common-name property words → PROPERTY codes (LOINC naming convention).
+PROPERTY_WORDS = {
+    "mass/volume": "MCnc", "moles/volume": "SCnc", "units/volume": "ACnc",
+    "enzymatic activity/volume": "CCnc", "#/volume": "NCnc", "titer": "Titr",
+    "molar ratio": "SRto", "#/area": "Naric", "mass/time": "MRat", "moles/time": "SRat",
+    "partial pressure": "PPres", "mass ratio": "MRto", "ratio": "Ratio", "volume fraction": "VFr",
+    "#": "Num", "entitic volume": "EntVol", "entitic mass": "EntMass", "log #/volume": "LnCnc",
+    "volume": "Vol", "time": "Time", "molar fraction": "SFr", "mass fraction": "MFr",
+    "presence": "PrThr", "identifier": "Prid", "type": "Type", "susceptibility": "Susc",
+    "interpretation": "Imp", "time ratio": "RelTime", "volume rate": "VRat",
+    "moles/mass": "SCnt", "mass/mass": "MCnt", "enzymatic activity/mass": "CCnt",
+    "multiple of the median": "MoM", "catalytic activity/volume": "CCnc",
+}
+# Properties whose values are not quantities with units: a unit neither fits nor contradicts them.
+_UNITLESS = {"PrThr", "Prid", "Type", "Susc", "Imp", "Titr", "MoM"}
+
+# Specimen words (local and LOINC spellings, incl. LOINC short-name abbreviations) → group.
+SPECIMEN_GROUPS = [
+    ("csf", ("csf", "cerebrospinal", "cerebral spinal", "spinal fluid", "liquor")),
+    ("urine", ("urine", "ur ", "urin", "harn")),
+    ("stool", ("stool", "feces", "faeces", "fecal", "stuhl", "stl")),  # Stl: LOINC short names
+    ("blood", ("blood", "serum", "plasma", "serpl", "bld", "ser", "plas", "red blood cell",
+               "rbc", "blut", "sang", "sangre", "dried blood spot", "dbs", "ppp")),
+    ("fluid", ("body fluid", "fluid", "pleural", "peritoneal", "ascites", "synovial",
+               "joint", "pericardial", "fld", "amniotic")),
+]
+
+
+# LOINC CLASS → words of its title (LOINC Users' Guide, "LOINC classes") plus the usual local
+# department names in English, German, French and Spanish, folded to ASCII. A source category
+# agrees with a class when one of its words starts with one of these stems.
+CLASS_WORDS = {
+    "CHEM": ("chemistry", "chemie", "chimie", "quimica", "biochem", "blood gas", "blutgas",
+             "gasometr", "electrolyt"),
+    "HEM/BC": ("hematology", "haematology", "hamatolog", "hematolog", "cell count", "blood count",
+               "blutbild", "cbc"),
+    "COAG": ("coagulation", "hemostasis", "haemostasis", "gerinnung", "hamostas", "coagul"),
+    "UA": ("urinalysis", "urine", "urin", "harn"),
+    "MICRO": ("microbiology", "mikrobiolog", "microbiolog", "culture", "bacteriolog",
+              "virolog", "parasitolog", "mycolog"),
+    "SERO": ("serology", "serolog", "immunology", "immunolog", "infectious", "infektions"),
+    "DRUG/TOX": ("toxicology", "toxikolog", "toxicolog", "drug", "therapeutic drug",
+                 "medikament", "farmaco", "pharmaco"),
+    "ABXBACT": ("susceptibility", "antibiogram", "antibiogramm", "resistenz"),
+    "ALLERGY": ("allergy", "allergolog", "allergie", "alergia"),
+    "BLDBK": ("blood bank", "transfusion", "immunohematolog", "immunhamatolog", "blutbank"),
+    "CELLMARK": ("cell marker", "flow cytometry", "immunophenotyp", "durchflusszytometr"),
+    "CHAL": ("challenge", "function test", "funktionstest", "belastung"),
+    "CYTO": ("cytology", "zytolog", "cytolog"),
+    "FERT": ("fertility", "andrology", "semen", "sperm", "fertilit"),
+    "HLA": ("hla", "histocompatib", "tissue typing"),
+    "MOLPATH": ("molecular", "genetic", "molekular", "genetik", "molecul"),
+    "PATH": ("pathology", "patholog", "histolog"),
+    "SPEC": ("specimen",),
+}
+CATEGORY_HEADERS = {"category", "class", "labclass", "section", "labsection", "department",
+                    "kategorie", "bereich", "fachbereich", "abteilung", "categorie", "categoria",
+                    "rubrik", "group", "testgroup"}
+
+
+def property_from_name(long_name: str) -> str:
+    """LOINC PROPERTY from a long common name ("" when the name does not say)."""
+    found = re.search(r"\[([^\]]+)\]", long_name)
+    if found:
+        return PROPERTY_WORDS.get(found.group(1).strip().lower(), "")
+    if "/100 " in long_name:  # "Neutrophils/100 leukocytes in Blood"
+        return "NFr"
+    return ""
+
+
+def system_from_name(long_name: str) -> str:
+    """LOINC SYSTEM words from a long common name ("Serum or Plasma"), "" when absent."""
+    found = re.search(r"(?:\]|^[^\[]*?) (?:in|of) (.+?)(?: by | --|$)", long_name)
+    return found.group(1).strip() if found else ""
+
+
+@functools.lru_cache(maxsize=1 << 16)  # called per (row, candidate): half the ranking time uncached
+def specimen_group(text: str) -> str:
+    """Specimen group of a local specimen or LOINC system ("" when unknown)."""
+    text = f" {str(text).lower().strip()} "
+    for group, words in SPECIMEN_GROUPS:
+        if any(f" {w}" in text or text.strip().startswith(w.strip()) for w in words):
+            return group
+    return ""
+
+
+def add_loinc_axes(concepts: pd.DataFrame) -> pd.DataFrame:
+    """Concept table with `property`, `system` and `specimen_group` read from the long name and
+    `example_units` (UCUM, from LOINC 2.67) where known."""
+    concepts = concepts.copy()
+    concepts["property"] = concepts["name"].map(property_from_name)
+    concepts["system"] = concepts["name"].map(system_from_name)
+    concepts["specimen_group"] = concepts["system"].map(specimen_group)
+    units = example_units()
+    concepts["example_units"] = concepts["code"].map(lambda c: "|".join(units.get(c, ())))
+    return concepts
+
+
+def _score_with(scorer, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+    """`scorer.score(row, concept)` through its `for_row`, so both ways share one code path."""
+    bound = scorer.for_row(row)
+    return NO_EVIDENCE if bound is None else bound(concept)
+
+
+@dataclass(frozen=True)
+class UnitScorer:
+    """Prefer candidates whose PROPERTY (or example unit) fits the row's unit."""
+
+    match: float = 0.05
+    mismatch: float = -0.10
+    use_examples: bool = True  # also accept the code's LOINC example units, not only its PROPERTY
+    name: str = "unit"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return _score_with(self, row, concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        """The row's unit parsed once for all its candidates; None for a unit not understood."""
+        unit = parse_unit(row.get("unit", ""))
+        return functools.partial(self._score, unit) if unit.properties else None
+
+    def _score(self, unit, concept: Mapping[str, object]) -> Evidence:
+        prop = str(concept.get("property", "") or "")
+        if not prop or prop in _UNITLESS:
+            return NO_EVIDENCE
+        examples = str(concept.get("example_units", "") or "") if self.use_examples else ""
+        if unit.ucum.lower() in {u.lower() for u in examples.split("|") if u} \
+                or prop in unit.properties:
+            return Evidence(self.match, f"unit {unit.raw} fits {prop}")
+        return Evidence(self.mismatch, f"unit {unit.raw} contradicts {prop}", contradicts=True)
+
+
+@dataclass(frozen=True)
+class SpecimenScorer:
+    """Prefer candidates whose LOINC SYSTEM is in the row's specimen group."""
+
+    match: float = 0.03
+    mismatch: float = -0.08
+    name: str = "specimen"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return _score_with(self, row, concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        """None for a row without a known specimen group."""
+        source = specimen_group(row.get("specimen", ""))
+        return functools.partial(self._score, row, source) if source else None
+
+    def _score(self, row: Mapping[str, str], source: str, concept: Mapping[str, object]) -> Evidence:
+        target = str(concept.get("specimen_group", "") or "")
+        if not target:
+            return NO_EVIDENCE
+        if source == target:
+            return Evidence(self.match, f"specimen {row['specimen']} fits {concept.get('system')}")
+        return Evidence(self.mismatch, f"specimen {row['specimen']} ≠ {concept.get('system')}")
+
+
+def _fold(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    return " " + re.sub(r"[^a-z0-9]+", " ", folded.lower()).strip() + " "
+
+
+def category_classes(category: str) -> frozenset[str]:
+    """LOINC CLASS stems a local category (department, section) points to; empty when unknown."""
+    text = _fold(category)
+    if not text.strip():
+        return frozenset()
+    return frozenset(cls for cls, stems in CLASS_WORDS.items()
+                     if any(f" {stem}" in text for stem in stems)
+                     or f" {_fold(cls).strip()} " in text)
+
+
+def class_stem(loinc_class: str) -> str:
+    """The CLASS_WORDS key of a LOINC class: "MOLPATH.MUT" → "MOLPATH", "Chem" → "CHEM"."""
+    upper = str(loinc_class or "").strip().upper()
+    return upper if upper in CLASS_WORDS else upper.split(".")[0]
+
+
+def row_category(row: Mapping[str, str]) -> str:
+    """The row's category/department/section column value, "" when the list has none."""
+    for key, value in row.items():
+        if re.sub(r"[^a-z0-9]", "", str(key).lower()) in CATEGORY_HEADERS and value:
+            return str(value)
+    return ""
+
+
+@dataclass(frozen=True)
+class CategoryScorer:
+    """Prefer candidates whose LOINC CLASS fits the row's category ("Chemistry" → CHEM).
+
+    Only a bonus: local departments file tests where LOINC does not (MIMIC-IV files urinalysis under
+    Hematology), so a class outside the category is no evidence against a candidate.
+    """
+
+    match: float = 0.03
+    name: str = "category"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return _score_with(self, row, concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        """The row's category read once (a scan of its columns); None when it names no class."""
+        category = row_category(row)
+        wanted = category_classes(category)
+        return functools.partial(self._score, category, wanted) if wanted else None
+
+    def _score(self, category: str, wanted: frozenset, concept: Mapping[str, object]) -> Evidence:
+        target = class_stem(str(concept.get("class", "") or ""))
+        if not target or target not in wanted:
+            return NO_EVIDENCE
+        return Evidence(self.match, f"category {category} fits class {concept.get('class')}")

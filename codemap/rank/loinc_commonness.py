@@ -1,0 +1,111 @@
+"""How commonly a LOINC code, and each specimen and method of a component, is ordered.
+
+Learned from the shipped LOINC Top-2000 lists (codemap/data/loinc, LICENSE-LOINC.txt beside
+them), whose rank orders tests by how often US labs report them:
+
+- `code_rank(code)`: a code's rank, for ANY target whose codes are LOINC codes (built-in, store
+  import, a user's table), not only one that carries a rank column;
+- `usual_systems(component)`, `usual_methods(component)`: how a component's ordering is shared
+  among specimen groups and methods, each ranked code weighted 1/rank (test volumes fall off
+  roughly as 1/rank: Zipf). "Urate" is ordered mostly in serum/plasma, "Neutrophils/100
+  leukocytes" mostly by automated count: the everyday variant of a bare analyte, from data
+  rather than a list of tests.
+"""
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from .evidence import NO_EVIDENCE, Evidence
+from .loinc_parts import concept_axes, is_loinc_code, ranked_codes
+
+
+@functools.lru_cache(maxsize=1)
+def _ranks() -> dict[str, int]:
+    table = ranked_codes()
+    return dict(zip(table["code"], table["rank"]))
+
+
+def code_rank(code: str) -> int:
+    """The shipped common-test rank of a LOINC code (1 = most common), 0 when unranked or not a
+    LOINC code."""
+    code = str(code).strip()
+    return _ranks().get(code, 0) if is_loinc_code(code) else 0
+
+
+@functools.lru_cache(maxsize=1)
+def _shares() -> tuple[dict, dict, float]:
+    """component → {specimen group: share}, component → {method: share} ("" = no method), and
+    the share of ordering that goes to method-less codes overall."""
+    groups: dict = defaultdict(lambda: defaultdict(float))
+    methods: dict = defaultdict(lambda: defaultdict(float))
+    methodless = total = 0.0
+    for row in ranked_codes().to_dict("records"):
+        axes, weight = concept_axes(row), 1.0 / row["rank"]
+        method = next(iter(axes.methods), "")
+        if axes.group:
+            groups[axes.component][axes.group] += weight
+        methods[axes.component][method] += weight
+        methodless += weight * (method == "")
+        total += weight
+    return _normalise(groups), _normalise(methods), methodless / total
+
+
+def _normalise(table: dict) -> dict:
+    out = {}
+    for key, counts in table.items():
+        total = sum(counts.values())
+        out[key] = {value: count / total for value, count in counts.items()}
+    return out
+
+
+def usual_systems(component: str) -> dict[str, float]:
+    """Share of the component's ordering per specimen group ({} when it is not ranked)."""
+    return _shares()[0].get(component.lower(), {})
+
+
+def usual_methods(component: str) -> dict[str, float]:
+    """Share of the component's ordering per method ("" = none); for a component the lists do not
+    rank, the overall split between method-less and any-method codes."""
+    found = _shares()[1].get(component.lower())
+    if found is not None:
+        return found
+    return {"": _shares()[2]}
+
+
+def methodless_share() -> float:
+    """Share of all ranked ordering that goes to codes without a method."""
+    return _shares()[2]
+
+
+@dataclass(frozen=True)
+class UsageScorer:
+    """Prefer commonly ordered tests: LOINC's common test rank (1 = most common; 0 or blank =
+    unranked), on a log scale, as RELMA sorts by it. Local lists are dominated by common tests.
+    A concept without a rank of its own takes its code's rank in the shipped Top-2000 lists."""
+
+    weight: float = 0.08
+    scale: float = 10_000.0  # ranks at or beyond this get no bonus
+    name: str = "usage"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return self.score_concept(concept)
+
+    def for_row(self, row: Mapping[str, str]):
+        return self.score_concept  # the same for every row
+
+    def score_concept(self, concept: Mapping[str, object]) -> Evidence:
+        try:
+            rank = int(float(concept.get("rank", 0) or 0))
+        except (TypeError, ValueError):
+            rank = 0
+        if rank <= 0:  # a target without a rank column (a user's table of LOINC codes)
+            rank = code_rank(str(concept.get("code", "")))
+        bonus = self.weight * max(0.0, 1 - math.log(rank) / math.log(self.scale)) if rank > 0 else 0
+        if bonus <= 0:
+            return NO_EVIDENCE
+        return Evidence(bonus, f"common test rank {rank}")

@@ -1,0 +1,31 @@
+"""`--target`: a vocabulary file, a vocabulary imported into the store, or a built-in one."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import VocabFilter
+from ..errors import CodemapError
+from .store import VocabStore
+from .vocabulary import BUILTIN_VOCABULARIES, Vocabulary, load_vocab_file
+
+
+def load_target(target: str, vocab_filter=None, store_dir: str | Path | None = None) -> Vocabulary:
+    """Resolve `--target`: a vocabulary file path, a store name, or a built-in vocabulary name.
+
+    `vocab_filter` (a `codemap.config.VocabFilter`) applies to store vocabularies. Raises
+    CodemapError when the target is none of these.
+    """
+    store = VocabStore(store_dir)
+    if not Path(target).suffix and store.find(target) is not None:
+        return store.load(target, vocab_filter or VocabFilter())
+    path = Path(target)
+    if path.suffix and path.exists():
+        return load_vocab_file(path)
+    builtin = BUILTIN_VOCABULARIES.get(target.upper())
+    if builtin is not None:
+        return builtin()
+    if path.exists():
+        return load_vocab_file(path)
+    known = ", ".join(sorted(BUILTIN_VOCABULARIES))
+    raise CodemapError(f"unknown target {target!r}: not a file and not a known vocabulary "
+                       f"(built in: {known}; see `codemap vocab list`)")

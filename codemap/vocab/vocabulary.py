@@ -1,0 +1,179 @@
+"""Target vocabularies: concepts and their names, from the built-in set or a table file.
+
+A `Vocabulary` is what ranking needs: one row per concept (code, preferred name, attributes such
+as LOINC class or OMOP domain) and one row per name (every label and synonym, pointing back to its
+concept, so a concept scores by its best name). The vocabulary store produces the same object.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import CodemapError
+from ..files import sha256_text
+from ..read.readers import header_key, read_table
+
+NAME_COLUMNS = ["code", "name", "name_type", "lang"]
+RELATION_COLUMNS = ["head", "relation", "tail"]
+SYNONYM_SEPARATOR = "|"
+
+
+@dataclass
+class Vocabulary:
+    """Concepts (`code`, `name`, attribute columns…), names (`code`, `name`, `name_type`, `lang`)
+    and, where the source has them, relations (`head`, `relation`, `tail` codes) for training."""
+
+    id: str  # short id shown to users, e.g. "LOINC"
+    version: str
+    concepts: pd.DataFrame
+    names: pd.DataFrame
+    notice: str = ""  # shown in the summary and the run sheet (subset warnings, licence)
+    source: str = ""  # where it was read from
+    relations: pd.DataFrame | None = None
+    _hash: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.concepts = self.concepts.reset_index(drop=True)
+        self.names = self.names.reset_index(drop=True)
+
+    @property
+    def content_hash(self) -> str:
+        """A hash of every (code, name) pair in order: the index cache keys on it."""
+        if self._hash is None:
+            joined = "\n".join(self.names["code"] + "\t" + self.names["name"])
+            self._hash = sha256_text(self.id, joined)
+        return self._hash
+
+    def concept_attributes(self) -> pd.DataFrame:
+        """Concept table indexed by code, for joining attributes onto candidates."""
+        return self.concepts.set_index("code")
+
+
+# --- vocabulary table files ---------------------------------------------------------------------
+
+_CODE_HEADERS = ["code", "conceptcode", "conceptid", "loinc", "loincnum", "loinccode", "id",
+                 "targetcode", "cui", "icd10", "icdcode", "kode", "codigo"]
+_NAME_HEADERS = ["name", "conceptname", "longcommonname", "preferredname", "term", "label",
+                 "description", "str", "display", "bezeichnung", "nom", "nombre", "title"]
+_SYNONYM_HEADERS = ["synonyms", "synonym", "aliases", "altnames", "relatednames"]
+_PARENT_HEADERS = ["parent", "parentcode", "parentid", "parents", "broader", "isa"]
+
+
+def load_vocab_file(path: str | Path) -> Vocabulary:
+    """Read a vocabulary table: a code column, a name column, an optional `|`-separated synonyms
+    column, an optional `|`-separated parent codes column (relations `is_a`); every other column
+    becomes a concept attribute.
+
+    Raises CodemapError when the code or name column cannot be found or a code repeats with
+    different names in the preferred-name column.
+    """
+    path = Path(path)
+    frame = read_table(path)
+    if frame.empty:
+        raise CodemapError(f"{path}: the vocabulary has no rows")
+    code_col = _pick(path, frame.columns, _CODE_HEADERS, "code")
+    name_col = _pick(path, frame.columns, _NAME_HEADERS, "name", exclude={code_col})
+    syn_col = _pick(path, frame.columns, _SYNONYM_HEADERS, "synonyms", required=False,
+                    exclude={code_col, name_col})
+    frame = frame.copy()
+    frame[code_col] = frame[code_col].str.strip()
+    frame[name_col] = frame[name_col].str.strip()
+    blank = frame.index[(frame[code_col] == "") | (frame[name_col] == "")]
+    if len(blank):
+        raise CodemapError(f"{path}: row {blank[0] + 2} has an empty code or name")
+    parent_col = _pick(path, frame.columns, _PARENT_HEADERS, "parent", required=False,
+                       exclude={code_col, name_col, syn_col})
+    concepts = frame.drop(columns=[c for c in (syn_col, parent_col) if c]).rename(
+        columns={code_col: "code", name_col: "name"})
+    concepts = concepts.drop_duplicates(subset="code", keep="first")
+    names = [pd.DataFrame({"code": frame[code_col], "name": frame[name_col],
+                           "name_type": "preferred", "lang": ""})]
+    if syn_col:
+        synonyms = frame[[code_col, syn_col]].assign(
+            name=frame[syn_col].str.split(SYNONYM_SEPARATOR, regex=False)).explode("name")
+        synonyms["name"] = synonyms["name"].fillna("").str.strip()
+        synonyms = synonyms[synonyms["name"] != ""]
+        names.append(pd.DataFrame({"code": synonyms[code_col], "name": synonyms["name"],
+                                   "name_type": "synonym", "lang": ""}))
+    names_frame = pd.concat(names, ignore_index=True).drop_duplicates(subset=["code", "name"])
+    relations = None
+    if parent_col:
+        parents = frame[[code_col]].assign(
+            tail=frame[parent_col].str.split(SYNONYM_SEPARATOR, regex=False)).explode("tail")
+        parents["tail"] = parents["tail"].fillna("").str.strip()
+        parents = parents[parents["tail"] != ""]
+        relations = pd.DataFrame({"head": parents[code_col], "relation": "is_a",
+                                  "tail": parents["tail"]}).reset_index(drop=True)
+    return Vocabulary(id=path.stem, version=f"file:{path.name}", concepts=concepts,
+                      names=names_frame, source=str(path), relations=relations)
+
+
+def _pick(path: Path, columns, wanted: list[str], role: str, *, required: bool = True,
+          exclude: set | None = None) -> str | None:
+    keyed = {header_key(c): c for c in columns if c not in (exclude or set())}
+    for key in wanted:
+        if key in keyed:
+            return keyed[key]
+    if required:
+        raise CodemapError(f"{path}: no {role} column found among {', '.join(columns)} "
+                           f"(expected one of: {', '.join(wanted[:6])}…)")
+    return None
+
+
+# --- built-in vocabularies -------------------------------------------------------------------
+
+LOINC_SUBSET_NOTICE = (
+    "LOINC here is the built-in Top 2000+ lab results subset (LOINC 1.6 accessory file, ~2,300 "
+    "codes), not the full LOINC table; import the full release with `codemap vocab import loinc`. "
+    "German names of 1,625 of its codes come from the LOINC German linguistic variant (deDE15). "
+    "LOINC is copyright Regenstrief Institute, Inc. (https://loinc.org/license)."
+)
+
+
+def builtin_loinc() -> Vocabulary:
+    """The LOINC Top 2000+ lab results lists (US and SI units), merged, as a LOINC subset."""
+    folder = resources.files("codemap") / "data" / "loinc"
+    frames = []
+    for units in ("US", "SI"):
+        with resources.as_file(folder / f"LOINC_1.6_Top2000CommonLabResults{units}.csv") as csv:
+            frame = read_table(csv)
+        frames.append(frame.assign(units_list=units))
+    merged = pd.concat(frames, ignore_index=True)
+    merged.columns = ["code", "name", "short_name", "class", "rank", "units_list"]
+    concepts = merged.sort_values("units_list", ascending=False, kind="stable").drop_duplicates(
+        "code").sort_values("code", kind="stable")
+    concepts = concepts.drop(columns=["units_list"])
+    names = pd.concat([
+        pd.DataFrame({"code": concepts["code"], "name": concepts["name"], "name_type": "preferred"}),
+        pd.DataFrame({"code": concepts["code"], "name": concepts["short_name"], "name_type": "short"}),
+    ], ignore_index=True).assign(lang="en")
+    names = pd.concat([names, _loinc_german_names(folder, set(concepts["code"]))],
+                      ignore_index=True)
+    names = names[names["name"].str.strip() != ""].drop_duplicates(subset=["code", "name"])
+    return Vocabulary(id="LOINC", version="Top 2000+ v1.6 (subset)", concepts=concepts,
+                      names=names, notice=LOINC_SUBSET_NOTICE, source="built-in")
+
+
+def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
+    """German names (lang "de") of the built-in codes, from the deDE15 linguistic variant
+    (benchmarks/build_loinc_german.py): the long common name, and each German related name of
+    the component with the specimen ("Gamma-GT Serum oder Plasma"), since local lists name the
+    analyte by its everyday name and rarely spell out the property."""
+    with resources.as_file(folder / "loinc_de_names.tsv") as tsv:
+        german = pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False)
+    german = german[german["code"].isin(codes)]
+    related = german.assign(name=german["related_names"].str.split(";")).explode("name")
+    related["name"] = related["name"].str.strip()
+    related = related[related["name"] != ""]
+    return pd.concat([
+        pd.DataFrame({"code": german["code"], "name": german["long_common_name"],
+                      "name_type": "preferred"}),
+        pd.DataFrame({"code": related["code"], "name": related["name"] + " " + related["system"],
+                      "name_type": "related"}),
+    ], ignore_index=True).assign(lang="de")
+
+
+BUILTIN_VOCABULARIES = {"LOINC": builtin_loinc}
