@@ -44,3 +44,19 @@ def test_default_model_rates_name_pairs_of_one_code_above_mixed_pairs(tmp_path, 
     path.write_text("".join(f"{a}\t{b}\t{r}\n" for a, b, r in _loinc_pairs()), encoding="utf-8")
     result = score_similarity(default_encoder, path)
     assert result.pairs == 80 and result.spearman > 0.5
+
+
+def test_cli_prints_one_spearman_per_file_and_names_a_bad_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from codemap.cli import app
+
+    path = tmp_path / "pairs.txt"
+    path.write_text("".join(f"{a}\t{b}\t{r}\n" for a, b, r in _loinc_pairs(10)), encoding="utf-8")
+    result = CliRunner().invoke(app, ["similarity", str(path), "--backend", "torch"])
+    assert result.exit_code == 0, result.output
+    assert "\t20\t" in result.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n", encoding="utf-8")
+    failed = CliRunner().invoke(app, ["similarity", str(bad)])
+    assert failed.exit_code == 2 and "bad.csv" in failed.output

@@ -94,3 +94,34 @@ def calibrate_command(
                                                    missing_share=missing_share, folds=folds,
                                                    seed=seed))
     print_calibration(calibrator, report, output)
+
+
+@app.command("similarity")
+@user_errors
+def similarity_command(
+    ratings: Annotated[list[Path], typer.Argument(
+        help="Rated term pairs: MayoSRS-style CSV (TERM1, TERM2, Mean) or UMNSRS-style "
+             "tab-separated term1, term2, rating; one or more files.")],
+    model: Model = EncoderConfig.model, batch_size: BatchSize = EncoderConfig.batch_size,
+    device: Device = EncoderConfig.device, backend: Backend = BackendChoice(EncoderConfig.backend),
+    cache_dir: CacheDir = None,
+) -> None:
+    """Spearman correlation between the model's cosine and human similarity ratings: how the
+    CODER and BNE papers measure an embedding space (MayoSRS, UMNSRS-sim, UMNSRS-rel).
+
+    The rating sets are research data for evaluation only; codemap ships none.
+
+    Example: codemap similarity MayoSRS.csv umnsrs-sim.txt umnsrs-rel.txt --model default
+    """
+    from ..embed import Encoder
+    from ..evaluate.similarity import score_similarity
+
+    setup_logging(False, True)
+    encoder = Encoder.load(encoder_config(model, batch_size, device, backend),
+                           cache_dir or default_cache_dir())
+    typer.echo(f"model {encoder.info.id}")
+    typer.echo("set\tpairs\tspearman")
+    for path in ratings:
+        row = score_similarity(encoder, path).as_row()
+        typer.echo(f"{row['set']}\t{row['pairs']}\t{row['spearman']:.3f}")
+

