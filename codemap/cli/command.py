@@ -32,6 +32,10 @@ def setup_logging(verbose: bool, quiet: bool) -> None:
     # Hugging Face libraries print advice on every load; keep our output readable.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.getLogger("transformers").setLevel(logging.ERROR)
+    # The one info line every run shows: which columns of the code list were taken as code, text,
+    # unit and specimen (a missed code column would otherwise pass as row numbers).
+    logging.getLogger("codemap.read.readers.columns").setLevel(
+        logging.ERROR if quiet else logging.DEBUG if verbose else logging.INFO)
 
 
 def progress_bars(quiet: bool) -> bool:
