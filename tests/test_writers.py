@@ -1,5 +1,7 @@
 """Review workbook and CSV/TSV output: structure, formula safety, atomic writes."""
 import csv
+import os
+import stat
 
 import numpy as np
 import openpyxl
@@ -7,6 +9,7 @@ import pandas as pd
 import pytest
 
 from codemap.errors import CodemapError
+from codemap.files import atomic_path, temp_dir_beside
 from codemap.write.writers import DECISIONS, EQUIVALENCES, REVIEW_COLUMNS, write_candidates
 
 RUN = {"model": "default", "target": "LOINC"}
@@ -74,3 +77,27 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         write_candidates(candidates(), tmp_path / "out.xlsx", RUN)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def umask_027():
+    previous = os.umask(0o027)
+    yield
+    os.umask(previous)
+
+
+@pytest.mark.parametrize("suffix", [".xlsx", ".csv", ".parquet"])
+def test_outputs_honour_the_umask(tmp_path, umask_027, suffix):
+    """Atomic writes go through a temporary file: it must not keep mkstemp's 0600, or colleagues
+    on a shared drive cannot open the workbook."""
+    path = write_candidates(candidates(), tmp_path / f"out{suffix}", RUN)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_atomic_files_and_folders_honour_the_umask(tmp_path, umask_027):
+    with atomic_path(tmp_path / "cache" / "manifest.json") as tmp:
+        tmp.write_text("{}")
+    assert stat.S_IMODE((tmp_path / "cache" / "manifest.json").stat().st_mode) == 0o640
+    folder = temp_dir_beside(tmp_path / "export")  # filled, then renamed into a shared cache
+    assert folder.name.startswith(".export.") and folder.name.endswith(".part")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o750

@@ -22,7 +22,6 @@ import logging
 import os
 import shutil
 import struct
-import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 
 from ..config import EncoderConfig
 from ..errors import CodemapError
+from ..files import temp_dir_beside
 from .manifest import ModelInfo, Pooling, write_manifest
 from .torch_backend import TorchBackend
 
@@ -250,8 +250,7 @@ def convert(source: Path, folder: Path) -> Path:
     from safetensors.torch import save_file
 
     model = read_e5s1(source)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
+    tmp = temp_dir_beside(folder)
     try:
         state = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in bert_state_dict(model).items()}
         save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt"})

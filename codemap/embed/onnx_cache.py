@@ -18,11 +18,10 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from ..errors import CodemapError
-from ..files import sha256_text
+from ..files import sha256_text, temp_dir_beside
 from .manifest import MANIFEST, Backend, ModelInfo, read_manifest
 from .onnx_backend import CUDA
 
@@ -116,8 +115,7 @@ def _export_into(info: ModelInfo, folder: Path) -> None:
     variants = auto_variants()
     log.warning("exporting %s to ONNX once into %s (1-2 minutes on 2 free cores; later runs "
                 "load it)", info.id, folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
+    scratch = temp_dir_beside(folder)
     try:
         out = scratch / "export"
         export_model(ExportConfig(model=info.id, out=out, int8="int8" in variants,
