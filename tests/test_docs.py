@@ -4,6 +4,7 @@ import re
 from urllib.parse import unquote
 
 import typer.main
+from typer.testing import CliRunner
 
 from codemap.cli import app
 
@@ -62,3 +63,33 @@ def test_every_relative_link_resolves():
 def test_the_link_checker_sees_links():
     links = LINK.findall((REPO / "README.md").read_text(encoding="utf-8"))
     assert any(link.startswith("docs/") for link in links)
+
+
+def test_every_help_renders_cleanly():
+    """No type label on a flag (`--quiet <bool>` reads as taking a value), arguments in the usage
+    line as SOURCE... / [CODE] (not `{SOURCE...}...`), no '%%' or stray ' .' from formatting, and
+    each command's first paragraph on one line in `codemap --help`."""
+    runner = CliRunner()
+    names = [[]] + [["vocab"]] + [name.split() for name, _ in commands()]
+    for name in names:
+        result = runner.invoke(app, [*name, "--help"], env={"COLUMNS": "100"})
+        assert result.exit_code == 0, (name, result.output)
+        text = result.output
+        usage = next(line for line in text.splitlines() if "Usage:" in line)
+        assert "{" not in usage and "}" not in usage, (name, usage)
+        assert "<bool>" not in text and "%%" not in text, name
+        assert not re.search(r"\w \.(\s|$)", text), (name, re.search(r".{30}\w \.(\s|$)", text))
+    assert "Usage: root map [OPTIONS] SOURCE..." in runner.invoke(
+        app, ["map", "--help"], env={"COLUMNS": "100"}).output
+    assert "Usage: root vocab show [OPTIONS] NAME [CODE]" in runner.invoke(
+        app, ["vocab", "show", "--help"], env={"COLUMNS": "100"}).output
+    listing = runner.invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    assert "│ calibrate       Fit the confidence calibrator on dev gold pairs and report it " \
+           "cross-fitted: ECE, AUROC" in listing
+
+
+def test_version_from_the_package_metadata():
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"codemap {version('codemap')}\n"
