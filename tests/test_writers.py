@@ -10,7 +10,8 @@ import pytest
 
 from codemap.errors import CodemapError
 from codemap.files import atomic_path, temp_dir_beside
-from codemap.write.writers import DECISIONS, EQUIVALENCES, REVIEW_COLUMNS, write_candidates
+from codemap.write.writers import (COLUMN_LEGEND, DECISIONS, EQUIVALENCES, OTHER_COLUMN,
+                                   REVIEW_COLUMNS, write_candidates)
 
 RUN = {"model": "default", "target": "LOINC"}
 
@@ -32,7 +33,7 @@ def candidates() -> pd.DataFrame:
 def test_review_workbook_structure(tmp_path):
     path = write_candidates(candidates(), tmp_path / "out.xlsx", RUN)
     book = openpyxl.load_workbook(path)
-    assert book.sheetnames == ["candidates", "run"]
+    assert book.sheetnames == ["candidates", "run", "legend"]
     sheet = book["candidates"]
     header = [c.value for c in sheet[1]]
     assert header[-4:] == REVIEW_COLUMNS
@@ -101,3 +102,20 @@ def test_atomic_files_and_folders_honour_the_umask(tmp_path, umask_027):
     folder = temp_dir_beside(tmp_path / "export")  # filled, then renamed into a shared cache
     assert folder.name.startswith(".export.") and folder.name.endswith(".part")
     assert stat.S_IMODE(folder.stat().st_mode) == 0o750
+
+
+def test_workbook_explains_its_columns(tmp_path):
+    """A `legend` sheet names every column of the candidates sheet in order with its meaning,
+    says which score to trust, and each header cell carries the same text as a note."""
+    frame = candidates().assign(confidence=[0.38, 0.2, 0.9], fluid=["Blood", "Blood", "Urine"])
+    path = write_candidates(frame, tmp_path / "out.xlsx", RUN)
+    book = openpyxl.load_workbook(path)
+    header = [c.value for c in book["candidates"][1]]
+    legend = {row[0]: row[1] for row in book["legend"].iter_rows(min_row=2, values_only=True)}
+    assert list(legend) == header
+    assert "no fixed scale" in legend["score"] and "trust `confidence`" in legend["score"]
+    assert legend["confidence"].startswith("Calibrated probability")
+    assert legend["fluid"] == OTHER_COLUMN and all(legend.values())
+    notes = {c.value: c.comment.text for c in book["candidates"][1]}
+    assert notes["score"] == f"score: {COLUMN_LEGEND['score']}"
+    assert all(notes[name] == f"{name}: {legend[name]}" for name in header)
