@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Iterator
 
@@ -14,19 +14,43 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it over `path` only if the block succeeds.
 
     A run killed half-way leaves the temporary file (removed on a clean exception) but never a
-    half-written `path`: the rename is atomic on one file system.
+    half-written `path`: the rename is atomic on one file system. The file gets the mode any new
+    file gets (0666 less the umask), not mkstemp's 0600: colleagues reading a workbook on a
+    shared drive must be able to open it.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = _create_beside(target, lambda p: os.close(
+        os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)))
     try:
         yield tmp_path
         os.replace(tmp_path, target)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+def temp_dir_beside(target: str | os.PathLike) -> Path:
+    """A new empty folder `.NAME.*.part` beside `target`, to be filled and renamed onto it.
+
+    Its mode is a new folder's (0777 less the umask), not mkdtemp's 0700, so the folder renamed
+    into a shared cache stays readable by the colleagues who share it."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return _create_beside(target, lambda p: os.mkdir(p, 0o777))
+
+
+def _create_beside(target: Path, create) -> Path:
+    """Create (with `create`, which must fail if the path exists) an unused temporary name
+    `.NAME.<random>.part` beside `target`; the mode comes from `create` and the umask."""
+    for _ in range(100):
+        candidate = target.parent / f".{target.name}.{secrets.token_hex(6)}.part"
+        try:
+            create(candidate)
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(f"no unused temporary name beside {target}")
 
 
 def remove_stale_temps(path: str | os.PathLike) -> list[Path]:

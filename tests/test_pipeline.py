@@ -24,12 +24,16 @@ def test_map_block_by_block_equals_whole_list(shared_cache):
     parts = pd.concat([mapper.map_block(b) for b in read_code_list(config.source).blocks(37)],
                       ignore_index=True)
     assert list(parts.columns) == list(whole.columns)
-    # A block embeds its texts in other batches than the whole list: scores may move by float
-    # noise, so equal shown scores may swap; compare in (row, score, code) order.
-    order = lambda f: f.sort_values(["source_row", "score", "target_code"],
-                                    ascending=[True, False, True]).reset_index(drop=True)
+    # A block embeds its texts in other batches than the whole list, so the float scores (and the
+    # confidence computed from them, rounded to 4 places) may move by noise, and two candidates
+    # with equal shown scores may swap ranks. Order by (row, code), which noise cannot change:
+    # the candidates and every other column must then be identical, the floats close.
+    noisy = {"score": 1e-4, "encoder_score": 1e-4, "confidence": 2e-3}
+    noisy = {column: tol for column, tol in noisy.items() if column in whole.columns}
+    assert "confidence" in noisy  # the shipped LOINC calibration is used
+    order = lambda f: f.sort_values(["source_row", "target_code"]).reset_index(drop=True)
     parts, whole = order(parts), order(whole)
-    pd.testing.assert_frame_equal(parts.drop(columns=["score", "encoder_score", "rank", "explanation"]),
-                                  whole.drop(columns=["score", "encoder_score", "rank", "explanation"]))
-    for column in ("score", "encoder_score"):
-        assert (parts[column] - whole[column]).abs().max() <= 1e-4
+    exact = [c for c in whole.columns if c not in noisy and c not in ("rank", "explanation")]
+    pd.testing.assert_frame_equal(parts[exact], whole[exact])
+    for column, tolerance in noisy.items():
+        assert (parts[column] - whole[column]).abs().max() <= tolerance, column

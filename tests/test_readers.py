@@ -89,3 +89,42 @@ def test_column_errors(tmp_path):
 def test_explicit_encoding_that_does_not_fit():
     with pytest.raises(CodemapError, match="cannot be decoded as utf-8"):
         read_table(DATA / "labs_de_cp1252.csv", encoding="utf-8")
+
+
+@pytest.mark.parametrize("header", ["Kürzel", "Kurzbezeichnung", "Kürzel/Code", "abréviation",
+                                    "code court", "código", "abreviatura", "sigla"])
+def test_short_code_headers_are_the_code_column(tmp_path, header, caplog):
+    path = tmp_path / "list.csv"
+    path.write_text(f"Nr;{header};Bezeichnung;Einheit\n1;NA;Natrium;mmol/l\n2;K;Kalium;mmol/l\n",
+                    encoding="utf-8")
+    with caplog.at_level("INFO", logger="codemap.read.readers.columns"):
+        table = read_code_list(path)
+    assert table.code_col == header
+    assert table.codes == ["NA", "K"]  # not the row numbers, not the running number
+    assert [r.getMessage() for r in caplog.records] == [
+        f"list.csv: columns: code={header}, text=Bezeichnung, unit=Einheit"]
+
+
+def test_columns_line_says_when_there_is_no_code_column(tmp_path, caplog):
+    path = tmp_path / "list.csv"
+    path.write_text("Bezeichnung\nNatrium\n", encoding="utf-8")
+    with caplog.at_level("INFO", logger="codemap.read.readers.columns"):
+        read_code_list(path)
+    assert caplog.records[0].getMessage() == "list.csv: columns: code=(none: row numbers), text=Bezeichnung"
+
+
+def test_two_columns_with_one_name_are_warned_about(tmp_path, caplog):
+    path = tmp_path / "list.csv"
+    path.write_text("code,name,unit,name\nA1,Sodium,mmol/L,Natrium\n", encoding="utf-8")
+    with caplog.at_level("WARNING", logger="codemap.read.readers"):
+        table = read_code_list(path)
+    assert table.text_cols == ("name",) and table.texts == ["Sodium"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"{path}: two columns are named 'name' (columns B and D); the second is "
+                        f"read as 'name.1'; using 'name' as the text column (--text-col 'name.1' "
+                        f"for the other)"]
+    with caplog.at_level("WARNING", logger="codemap.read.readers"):
+        caplog.clear()
+        chosen = read_code_list(path, ReadOptions(text_cols=("name.1",)))
+    assert chosen.texts == ["Natrium"]
+    assert "using 'name.1' as the text column (--text-col 'name' for the other)" in caplog.text

@@ -4,6 +4,8 @@ import pytest
 from codemap.errors import CodemapError
 from codemap.vocab import builtin_loinc, load_target, load_vocab_file
 
+from .conftest import REPO
+
 
 def test_vocab_file_with_synonyms(tmp_path):
     path = tmp_path / "my_vocab.tsv"
@@ -52,3 +54,50 @@ def test_unknown_target():
     with pytest.raises(CodemapError, match=r"unknown target 'SNOMED-XYZ': not a file and not a "
                                            r"known vocabulary"):
         load_target("SNOMED-XYZ")
+
+
+def test_builtin_drug_target_is_the_shipped_file():
+    from codemap.vocab.vocabulary import BUILTINS
+
+    vocab = load_target("drugs")
+    shipped = load_vocab_file(REPO / "codemap" / "data" / "drugs" / "drug_targets.tsv")
+    assert (vocab.id, vocab.source) == ("DRUGS", "built-in") and "RxNorm" in vocab.notice
+    assert vocab.concepts.equals(shipped.concepts) and vocab.names.equals(shipped.names)
+    assert vocab.content_hash != shipped.content_hash  # its own index cache, under its own id
+    assert list(BUILTINS) == ["LOINC", "DRUGS"]
+
+
+def test_vocab_list_and_target_help_name_every_builtin(tmp_path):
+    from typer.testing import CliRunner
+
+    from codemap.cli import app
+    from codemap.vocab.vocabulary import BUILTINS
+
+    listed = CliRunner().invoke(app, ["vocab", "list", "--store", str(tmp_path)])
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["LOINC", "DRUGS"]
+    drugs = lines[1].split("\t")
+    assert drugs[2] == "1,175 concepts" and drugs[4].startswith("built in: medications")
+    assert drugs[5].startswith("licence: Apache-2.0")
+    help_text = CliRunner().invoke(app, ["map", "--help"], env={"COLUMNS": "200"}).output
+    assert all(name in help_text for name in BUILTINS)
+
+
+@pytest.mark.parametrize("typed, meant", [("LIONC", "LOINC"), ("drug", "DRUGS"),
+                                          ("omop-lab", "OMOP_LAB")])
+def test_unknown_target_suggests_a_close_name(tmp_path, typed, meant):
+    (tmp_path / "OMOP_LAB.duckdb").touch()  # a store name counts as known, unopened
+    with pytest.raises(CodemapError, match=f"not a known vocabulary; did you mean {meant}\\?"):
+        load_target(typed, store_dir=tmp_path)
+
+
+def test_unknown_model_suggests_a_close_name():
+    from codemap.embed.models import resolve_model
+
+    with pytest.raises(CodemapError, match=r"model 'multilingal' not found: .*; did you mean "
+                                           r"multilingual\?"):
+        resolve_model("multilingal")
+    with pytest.raises(CodemapError) as caught:
+        resolve_model("no-such-model-name")
+    assert "did you mean" not in str(caught.value)

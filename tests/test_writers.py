@@ -1,5 +1,7 @@
 """Review workbook and CSV/TSV output: structure, formula safety, atomic writes."""
 import csv
+import os
+import stat
 
 import numpy as np
 import openpyxl
@@ -7,7 +9,9 @@ import pandas as pd
 import pytest
 
 from codemap.errors import CodemapError
-from codemap.write.writers import DECISIONS, EQUIVALENCES, REVIEW_COLUMNS, write_candidates
+from codemap.files import atomic_path, temp_dir_beside
+from codemap.write.writers import (COLUMN_LEGEND, DECISIONS, EQUIVALENCES, OTHER_COLUMN,
+                                   REVIEW_COLUMNS, write_candidates)
 
 RUN = {"model": "default", "target": "LOINC"}
 
@@ -29,7 +33,7 @@ def candidates() -> pd.DataFrame:
 def test_review_workbook_structure(tmp_path):
     path = write_candidates(candidates(), tmp_path / "out.xlsx", RUN)
     book = openpyxl.load_workbook(path)
-    assert book.sheetnames == ["candidates", "run"]
+    assert book.sheetnames == ["candidates", "run", "legend"]
     sheet = book["candidates"]
     header = [c.value for c in sheet[1]]
     assert header[-4:] == REVIEW_COLUMNS
@@ -74,3 +78,44 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         write_candidates(candidates(), tmp_path / "out.xlsx", RUN)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def umask_027():
+    previous = os.umask(0o027)
+    yield
+    os.umask(previous)
+
+
+@pytest.mark.parametrize("suffix", [".xlsx", ".csv", ".parquet"])
+def test_outputs_honour_the_umask(tmp_path, umask_027, suffix):
+    """Atomic writes go through a temporary file: it must not keep mkstemp's 0600, or colleagues
+    on a shared drive cannot open the workbook."""
+    path = write_candidates(candidates(), tmp_path / f"out{suffix}", RUN)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_atomic_files_and_folders_honour_the_umask(tmp_path, umask_027):
+    with atomic_path(tmp_path / "cache" / "manifest.json") as tmp:
+        tmp.write_text("{}")
+    assert stat.S_IMODE((tmp_path / "cache" / "manifest.json").stat().st_mode) == 0o640
+    folder = temp_dir_beside(tmp_path / "export")  # filled, then renamed into a shared cache
+    assert folder.name.startswith(".export.") and folder.name.endswith(".part")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o750
+
+
+def test_workbook_explains_its_columns(tmp_path):
+    """A `legend` sheet names every column of the candidates sheet in order with its meaning,
+    says which score to trust, and each header cell carries the same text as a note."""
+    frame = candidates().assign(confidence=[0.38, 0.2, 0.9], fluid=["Blood", "Blood", "Urine"])
+    path = write_candidates(frame, tmp_path / "out.xlsx", RUN)
+    book = openpyxl.load_workbook(path)
+    header = [c.value for c in book["candidates"][1]]
+    legend = {row[0]: row[1] for row in book["legend"].iter_rows(min_row=2, values_only=True)}
+    assert list(legend) == header
+    assert "no fixed scale" in legend["score"] and "trust `confidence`" in legend["score"]
+    assert legend["confidence"].startswith("Calibrated probability")
+    assert legend["fluid"] == OTHER_COLUMN and all(legend.values())
+    notes = {c.value: c.comment.text for c in book["candidates"][1]}
+    assert notes["score"] == f"score: {COLUMN_LEGEND['score']}"
+    assert all(notes[name] == f"{name}: {legend[name]}" for name in header)

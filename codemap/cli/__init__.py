@@ -4,6 +4,9 @@ and prints; the work lives in the library."""
 from __future__ import annotations
 
 import typer
+from typer.core import TyperCommand
+
+from .command import Command, Group
 
 from .evaluate import app as evaluate_app
 from .export import app as export_app
@@ -14,13 +17,33 @@ from .vocab import app as vocab_app
 
 app = typer.Typer(help="Map local lab, procedure and medication codes onto standard vocabularies.",
                   no_args_is_help=True, pretty_exceptions_show_locals=False,
-                  add_completion=False)
+                  add_completion=False, cls=Group)
 # Without a name a group's commands join the top level (`codemap map`, `codemap eval`…).
 for group in (map_app, evaluate_app, train_app, export_app, review_app):
     app.add_typer(group)
-app.add_typer(vocab_app, name="vocab")
+app.add_typer(vocab_app, name="vocab", cls=Group)
+# Every command renders its help through the one Command class (codemap.cli.command).
+for group in (map_app, evaluate_app, train_app, export_app, review_app, vocab_app):
+    for info in group.registered_commands:
+        if info.cls in (None, TyperCommand):  # typer's default, not a class a command chose
+            info.cls = Command
 
 __all__ = ["app", "main"]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"codemap {version('codemap')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", is_eager=True,
+                                          callback=_print_version,
+                                          help="Show codemap's version and exit.")) -> None:
+    pass
 
 
 def main() -> None:

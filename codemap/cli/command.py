@@ -8,6 +8,7 @@ import os
 import sys
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from ..errors import CodemapError
 
@@ -32,8 +33,54 @@ def setup_logging(verbose: bool, quiet: bool) -> None:
     # Hugging Face libraries print advice on every load; keep our output readable.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.getLogger("transformers").setLevel(logging.ERROR)
+    # The one info line every run shows: which columns of the code list were taken as code, text,
+    # unit and specimen (a missed code column would otherwise pass as row numbers).
+    logging.getLogger("codemap.read.readers.columns").setLevel(
+        logging.ERROR if quiet else logging.DEBUG if verbose else logging.INFO)
 
 
 def progress_bars(quiet: bool) -> bool:
     """Progress bars on a terminal only: piped or logged output gets no bar lines."""
     return not quiet and sys.stderr.isatty()
+
+
+class _CleanHelp:
+    """Help as a reader expects it, whatever typer's release renders: a flag shows no value type
+    (typer 0.29 labels `--quiet <bool>` as if it took a value), the usage line names arguments the
+    click way (`SOURCE...`, `[CODE]`, not `{SOURCE...}...`), and the command list shows each
+    command's first paragraph on one line."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.short_help is None and self.help:
+            first = self.help.strip().split("\n\n")[0]
+            self.short_help = " ".join(first.split())
+
+    # typer vendors its own click (typer._click): parameters are told apart by their
+    # param_type_name, not by isinstance on the click package.
+    def get_params(self, ctx) -> list:
+        params = super().get_params(ctx)
+        for param in params:
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""  # typer shows a metavar instead of the type: show nothing
+        return params
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = param.metavar or param.name.upper()
+                if param.nargs != 1 and not name.endswith("..."):
+                    name += "..."
+                pieces.append(name if param.required else f"[{name}]")
+        if isinstance(self, TyperGroup):
+            pieces.append(self.subcommand_metavar)
+        return pieces
+
+
+class Command(_CleanHelp, TyperCommand):
+    """Every codemap command (set on each in codemap.cli)."""
+
+
+class Group(_CleanHelp, TyperGroup):
+    """`codemap` and `codemap vocab`."""

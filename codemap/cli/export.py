@@ -22,7 +22,7 @@ def export_command(
     out: Path = typer.Option(..., "--out", "-o", help="Export folder to write (used as --model)."),
     int8: bool = typer.Option(False, "--int8", help="Add a dynamically quantised int8 variant "
                                                     "(the CPU default only when its top-1 agrees "
-                                                    "with torch on >= 99 %% of parity queries)."),
+                                                    "with torch on >= 99% of parity queries)."),
     fp16: bool = typer.Option(False, "--fp16", help="Add an fp16 variant for CUDA."),
     optimize: bool = typer.Option(False, "--optimize", help="Fuse the fp32 graph with "
                                                             "onnxruntime's transformer optimiser."),

@@ -36,8 +36,9 @@ TextCols = Annotated[Optional[List[str]], typer.Option(
 # --- target --------------------------------------------------------------------------------------
 Target = Annotated[str, typer.Option(
     "--target", "-t", rich_help_panel=TARGET,
-    help="Vocabulary name (LOINC, or one imported into the store) or a vocabulary file "
-         "(CSV/TSV/xlsx with code, name, optional synonyms).")]
+    help="Built in: LOINC (lab tests, Top 2000+ subset) or DRUGS (medications, RxNorm drug "
+         "concepts); or a vocabulary imported into the store; or a vocabulary file (CSV/TSV/xlsx "
+         "with code, name, optional synonyms). `codemap vocab list` shows them all.")]
 Filters = Annotated[Optional[List[str]], typer.Option(
     "--filter", rich_help_panel=TARGET,
     help="Keep target concepts whose attribute has this value, as key=value (e.g. class=CHEM, "
@@ -71,7 +72,12 @@ BatchSize = Annotated[int, typer.Option("--batch-size", min=1, rich_help_panel=M
                                         help="Texts per batch.")]
 CacheDir = Annotated[Optional[Path], typer.Option(
     "--cache-dir", rich_help_panel=MODEL,
-    show_default="$CODEMAP_CACHE_DIR or ~/.cache/codemap", help="Index cache folder.")]
+    show_default="$CODEMAP_CACHE_DIR, else $XDG_CACHE_HOME/codemap, else ~/.cache/codemap",
+    help="Cache folder, made and reused across runs: index/ (name vectors per model and "
+         "target), lexical/ (n-gram indexes), store/ (imported vocabularies, unless --store) and "
+         "models/ (the ONNX exports made on first use, unless $CODEMAP_MODEL_CACHE points "
+         "elsewhere, and the converted multilingual model). A fresh folder re-exports the model "
+         "(minutes): reuse one.")]
 
 # --- ranking -------------------------------------------------------------------------------------
 EncoderWeight = Annotated[Optional[float], typer.Option(

@@ -82,12 +82,13 @@ def vocab_list_command(store: Store = None) -> None:
     Example: codemap vocab list
     """
     from ..vocab import VocabStore
-    from ..vocab import BUILTIN_VOCABULARIES
+    from ..vocab.vocabulary import BUILTINS
 
-    for name, load in sorted(BUILTIN_VOCABULARIES.items()):
-        vocab = load()
+    for name, builtin in BUILTINS.items():
+        vocab = builtin.load()
         typer.echo(f"{name}\t{vocab.version}\t{len(vocab.concepts):,} concepts\t"
-                   f"{len(vocab.names):,} names\tbuilt in")
+                   f"{len(vocab.names):,} names\tbuilt in: {builtin.description}\t"
+                   f"licence: {builtin.licence}")
     for stored in VocabStore(store).list():
         m = stored.meta
         typer.echo(f"{stored.name}\t{stored.version}\t{m.get('concepts', 0):,} concepts\t"

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import CodemapError
-from ..files import sha256_file
+from ..files import sha256_file, temp_dir_beside
 
 ADAPTER_FILE = "adapter.safetensors"
 MANIFEST = "codemap.json"
@@ -82,8 +81,7 @@ def materialise(folder: Path, base_folder: Path, cache_root: Path) -> Path:
     target = Path(cache_root) / "models" / f"{folder.name}-{digest}"
     if (target / MANIFEST).exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    tmp = temp_dir_beside(target)
     try:
         for item in base_folder.iterdir():  # config, tokenizer and the like, not the weights
             if item.is_file() and item.suffix not in (".safetensors", ".bin") and item.name != MANIFEST:

@@ -31,13 +31,16 @@ class Encoder:
         self.dim: int = self._backend.dim
 
     @classmethod
-    def load(cls, config: EncoderConfig = EncoderConfig(), cache_dir=None) -> "Encoder":
+    def load(cls, config: EncoderConfig = EncoderConfig(), cache_dir=None,
+             progress: bool = False) -> "Encoder":
         """Resolve `config.model` and load it with `config.backend` (auto: its ONNX export, made
         once into the model cache under `cache_dir` when needed; see codemap.embed.onnx_cache).
+        `progress`: the elapsed time of a first-use export or conversion, on a terminal.
         Raises CodemapError for a bad model spec or a backend this machine cannot run."""
         cache_dir = cache_dir or default_cache_dir()
-        info = resolve_model(config.model, cache_dir)
-        return cls(runtime_model(info, config.backend, model_cache_dir(cache_dir)), config)
+        info = resolve_model(config.model, cache_dir, progress)
+        return cls(runtime_model(info, config.backend, model_cache_dir(cache_dir), progress),
+                   config)
 
     @property
     def variant(self) -> str:

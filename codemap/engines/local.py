@@ -96,7 +96,7 @@ class Mapper:
                             config.store_dir or config.cache_dir / "store")
         vocab, _ = with_abbreviations(vocab, config.rank)
         t_vocab = time.perf_counter()
-        encoder = Encoder.load(config.encoder, config.cache_dir)
+        encoder = Encoder.load(config.encoder, config.cache_dir, progress=config.progress)
         t_model = time.perf_counter()
         index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress,
                                     index_config=config.index)
@@ -126,7 +126,7 @@ class Mapper:
                                       desc="embedding source")
         rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
         found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
-                            self.rank)
+                            self.rank, progress=self.config.progress)
         if self.calibrator is not None:
             found.insert(found.columns.get_loc("score") + 1, "confidence",
                          self.calibrator.predict(found).round(4))

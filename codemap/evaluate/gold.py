@@ -93,7 +93,7 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
             for value in source.frame[config.gold_col]]
     names, query_texts = source.texts, source.query_texts
     keep = [i for i, codes in enumerate(gold) if codes & known and names[i]]
-    encoder = Encoder.load(config.encoder, config.cache_dir)
+    encoder = Encoder.load(config.encoder, config.cache_dir, progress=config.progress)
     fields = row_fields(source)
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     language = source_language([query_texts[i] for i in keep], None)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from ..config import RankConfig
 from ..embed.index import NameIndex
@@ -23,14 +24,15 @@ POOLED_CHUNK = 32
 
 
 def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarray,
-                rows: list[dict], scorers=(), config: RankConfig = RankConfig()) -> pd.DataFrame:
+                rows: list[dict], scorers=(), config: RankConfig = RankConfig(),
+                progress: bool = False) -> pd.DataFrame:
     """Rank concepts by fused name scores adjusted by evidence scorers.
 
     `queries` are the encoder vectors of the rows' texts, `rows` each row's fields (`text`,
     `unit`, `specimen`…) for the lexical index and the scorers, `lexical` a
     `codemap.rank.lexical.LexicalIndex` (None when `config.method` is "encoder"). A concept scores
     by its best name. Returns HYBRID_COLUMNS: the CANDIDATE_COLUMNS plus the two name scores and an
-    `explanation` of what moved the candidate.
+    `explanation` of what moved the candidate. `progress`: a bar (rows, ETA) on a terminal.
     """
     layout = _ConceptLayout.of(vocab)
     attributes = _ConceptRecords(vocab.concepts)
@@ -38,15 +40,18 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     pooled = getattr(index, "approximate", False) and config.method != "lexical"
     frames = []
     step = POOLED_CHUNK if pooled else QUERY_CHUNK
-    for start in range(0, len(rows), step):
-        chunk = slice(start, start + step)
-        if pooled:
-            frames.append(_rank_pooled(index, lexical, layout, attributes, names, queries[chunk],
-                                       rows[chunk], start, scorers, config))
-            continue
-        enc, lex = _name_scores(index, lexical, queries[chunk], rows[chunk], config)
-        frames.append(_rank_chunk(enc, lex, layout, attributes.__getitem__, rows[chunk], start, scorers,
-                                  config, names))
+    with tqdm(total=len(rows), desc="ranking", unit="row", disable=not progress,
+              leave=False) as bar:
+        for start in range(0, len(rows), step):
+            chunk = slice(start, start + step)
+            if pooled:
+                frames.append(_rank_pooled(index, lexical, layout, attributes, names,
+                                           queries[chunk], rows[chunk], start, scorers, config))
+            else:
+                enc, lex = _name_scores(index, lexical, queries[chunk], rows[chunk], config)
+                frames.append(_rank_chunk(enc, lex, layout, attributes.__getitem__, rows[chunk],
+                                          start, scorers, config, names))
+            bar.update(len(rows[chunk]))
     frame = pd.DataFrame([r for f in frames for r in f], columns=HYBRID_COLUMNS)
     return frame
 

@@ -23,6 +23,8 @@ from ..config import ReadOptions
 from ..errors import CodemapError
 
 log = logging.getLogger(__name__)
+# Which columns a code list is read from: its own logger, which the CLI shows at info level.
+columns_log = logging.getLogger(f"{__name__}.columns")
 
 WORKBOOK_SUFFIXES = {".xlsx", ".xlsm", ".xls", ".ods"}
 TEXT_SUFFIXES = {".csv", ".tsv", ".txt", ".tab"}
@@ -268,12 +270,19 @@ def header_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", folded.lower())
 
 
-# Header names by role, in English, German, French and Spanish, folded by header_key.
+# Header names by role, in English, German, French, Spanish (and a few Italian, Portuguese and
+# Dutch ones), folded by header_key.
 # Earlier tiers win; two columns in the same best tier are ambiguous.
 _ROLE_ALIASES: dict[str, list[set[str]]] = {
     "code": [
         {"sourcecode", "localcode", "code", "testcode", "itemcode", "itemid", "id", "codigo", "codelocal",
          "kode", "schlussel", "nummer", "testid", "conceptcode"},
+        # Short codes lists name by what they are, an abbreviation (Kürzel, abréviation, sigla):
+        # after the explicit code headers, before bare numbers.
+        {"kurzel", "kuerzel", "kurzelcode", "codekurzel", "kurzbezeichnung", "kurzcode",
+         "abkurzung", "abkuerzung", "abbreviation", "abbrev", "abbr", "shortcode", "mnemonic",
+         "abreviation", "codecourt", "abrege", "sigle", "abreviatura", "sigla", "codigocorto",
+         "codice", "afkorting"},
         {"key", "number", "nr", "no", "identifier", "cle", "clave", "numero"},
     ],
     "text": [
@@ -341,6 +350,14 @@ class SourceTable:
             frame = self.frame.iloc[start:start + size].reset_index(drop=True)
             yield replace(self, frame=frame, first_row=self.first_row + start)
 
+    def roles(self) -> str:
+        """Which columns the list is read from, e.g. "code=Kürzel, text=Bezeichnung, unit=Einheit"
+        (a list without a code column: "code=(none: row numbers)")."""
+        roles = [("code", self.code_col or "(none: row numbers)"),
+                 ("text", "+".join(self.text_cols)), ("unit", self.unit_col),
+                 ("specimen", self.specimen_col)]
+        return ", ".join(f"{role}={column}" for role, column in roles if column)
+
     def column(self, name: str | None) -> list[str]:
         """Values of an optional column (unit, specimen), "" where the list has no such column."""
         if name is None:
@@ -400,7 +417,45 @@ def _with_roles(path: Path, frame: pd.DataFrame, options: ReadOptions) -> Source
     unit_col = options.unit_col or _find_role(path, columns, "unit", exclude=taken | {code_col})
     specimen_col = options.specimen_col or _find_role(path, columns, "specimen",
                                                       exclude=taken | {code_col, unit_col})
-    return SourceTable(path, frame, code_col, text_cols, unit_col, specimen_col)
+    table = SourceTable(path, frame, code_col, text_cols, unit_col, specimen_col)
+    _warn_duplicate_headers(path, columns, table)
+    # Said every time, not only when a guess is doubtful: a list whose code column was missed
+    # gets row numbers as codes, and this line is where a person notices.
+    columns_log.info("%s: columns: %s", path.name, table.roles())
+    return table
+
+
+def _warn_duplicate_headers(path: Path, columns: list[str], table: "SourceTable") -> None:
+    """pandas reads a second column named like an earlier one as "name.1" (a third "name.2"):
+    say so, and which of them the list is read from, since the other is silently left out."""
+    used = {table.code_col: "code", table.unit_col: "unit", table.specimen_col: "specimen",
+            **{c: "text" for c in table.text_cols}}
+    for column in columns:
+        found = re.fullmatch(r"(.+)\.(\d+)", column)
+        if not found or found.group(1) not in columns:
+            continue
+        first = found.group(1)
+        where = f"columns {_column_letter(columns.index(first))} and " \
+                f"{_column_letter(columns.index(column))}"
+        if first in used or column in used:
+            taken, other = (first, column) if first in used else (column, first)
+            role = used[taken]
+            which = (f"using {taken!r} as the {role} column (--{role}-col {other!r} for the "
+                     f"other)")
+        else:
+            which = "neither is used"
+        log.warning("%s: two columns are named %r (%s); the second is read as %r; %s", path,
+                    first, where, column, which)
+
+
+def _column_letter(number: int) -> str:
+    """The spreadsheet letter of a 0-based column number (0 → A, 26 → AA)."""
+    letters = ""
+    number += 1
+    while number:
+        number, rest = divmod(number - 1, 26)
+        letters = chr(ord("A") + rest) + letters
+    return letters
 
 
 def _find_role(path: Path, columns: list[str], role: str, *, required: bool = False,

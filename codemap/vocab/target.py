@@ -1,6 +1,7 @@
 """`--target`: a vocabulary file, a vocabulary imported into the store, or a built-in one."""
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from ..config import VocabFilter
@@ -27,5 +28,14 @@ def load_target(target: str, vocab_filter=None, store_dir: str | Path | None = N
     if path.exists():
         return load_vocab_file(path)
     known = ", ".join(sorted(BUILTIN_VOCABULARIES))
-    raise CodemapError(f"unknown target {target!r}: not a file and not a known vocabulary "
+    raise CodemapError(f"unknown target {target!r}: not a file and not a known vocabulary"
+                       f"{did_you_mean(target, [*BUILTIN_VOCABULARIES, *store.names()])} "
                        f"(built in: {known}; see `codemap vocab list`)")
+
+
+def did_you_mean(typed: str, known: list[str]) -> str:
+    """"; did you mean LOINC?" when `typed` is close to one of the `known` names (case aside),
+    else ""."""
+    by_key = {name.upper(): name for name in known}
+    close = difflib.get_close_matches(typed.upper(), list(by_key), n=1, cutoff=0.6)
+    return f"; did you mean {by_key[close[0]]}?" if close else ""

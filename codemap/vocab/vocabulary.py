@@ -176,4 +176,38 @@ def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
     ], ignore_index=True).assign(lang="de")
 
 
-BUILTIN_VOCABULARIES = {"LOINC": builtin_loinc}
+DRUG_TARGET_NOTICE = (
+    "DRUGS is the shipped drug target: the 1,004 target drug concepts of the OHDSI MIMIC-IV to "
+    "OMOP curated drug mapping plus the RxNorm drugs of the Eunomia GiBleed sample vocabulary as "
+    "distractors (both Apache-2.0; codemap/data/drugs/NOTICE.txt). Concept names are OMOP/Athena "
+    "RxNorm content; RxNorm is produced by the US National Library of Medicine."
+)
+
+
+def builtin_drugs() -> Vocabulary:
+    """The shipped drug target (codemap/data/drugs/drug_targets.tsv) as the built-in DRUGS."""
+    with resources.as_file(resources.files("codemap") / "data" / "drugs" /
+                           "drug_targets.tsv") as tsv:
+        vocab = load_vocab_file(tsv)
+    vocab.id, vocab.version, vocab.source = "DRUGS", "OHDSI MIMIC + Eunomia (shipped)", "built-in"
+    vocab.notice, vocab._hash = DRUG_TARGET_NOTICE, None  # the hash includes the id
+    return vocab
+
+
+@dataclass(frozen=True)
+class BuiltinVocabulary:
+    """A vocabulary that ships inside the package: `--target NAME` loads it, no import needed."""
+
+    load: object  # () -> Vocabulary
+    description: str  # one line for `codemap vocab list` and `--target` help
+    licence: str
+
+
+# The one list of built-in targets: `--target` help, `codemap vocab list` and load_target read it.
+BUILTINS = {
+    "LOINC": BuiltinVocabulary(builtin_loinc, "lab tests: LOINC Top 2000+ lab results subset, "
+                               "English and German names", "LOINC licence (Regenstrief)"),
+    "DRUGS": BuiltinVocabulary(builtin_drugs, "medications: RxNorm drug concepts (OHDSI MIMIC "
+                               "drug mapping targets + Eunomia)", "Apache-2.0 (RxNorm names: NLM)"),
+}
+BUILTIN_VOCABULARIES = {name: builtin.load for name, builtin in BUILTINS.items()}

@@ -31,6 +31,45 @@ EQUIVALENCES = ["equal", "wider", "narrower", "inexact"]
 REVIEW_COLUMNS = ["decision", "equivalence", "reviewer", "comment"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 OUTPUT_SUFFIXES = {".xlsx", ".csv", ".tsv", ".parquet"}
+# What each column of the candidates sheet means: the workbook's `legend` sheet and the notes on
+# its header cells. A reviewer sees `score` 1.2 beside `confidence` 0.38; this says which to trust.
+COLUMN_LEGEND = {
+    "source_file": "The code list the row comes from (several lists mapped together).",
+    "source_row": "The row of the code list (its header is row 1), so a row can be found again.",
+    "source_code": "The code as in the code list; 'rowN' where the list has no code column.",
+    "source_text": "The text that was mapped (the text columns joined).",
+    "flag": "A problem with the source row itself, e.g. an empty text: it got no candidates.",
+    "rank": "1 = the best candidate for the source row; rows ranked 2+ are grouped under it "
+            "(click + on the left to unfold).",
+    "target_code": "The code of the candidate concept in the target vocabulary.",
+    "target_name": "The candidate concept's preferred name.",
+    "matched_name": "The name or synonym of the concept that matched best (why it was found).",
+    "score": "Ranking score: orders the candidates of one row. It has no fixed scale (evidence "
+             "can push it above 1 or below 0) and is not a probability: compare it only within "
+             "a row. To judge whether a candidate is right, trust `confidence`.",
+    "confidence": "Calibrated probability (0-1) that this candidate is the right mapping, fitted "
+                  "on reviewed gold pairs (see the run sheet). The number to trust; empty when "
+                  "no calibration fits the model and target.",
+    "encoder_score": "Cosine similarity of the embeddings of the source text and the matched "
+                     "name (-1 to 1): one input of `score`.",
+    "lexical_score": "Character n-gram (TF-IDF) similarity of the source text and the matched "
+                     "name (0 to 1): the other input of `score`.",
+    "explanation": "What moved the candidate up or down: unit, specimen, strength, form and "
+                   "other evidence compared with the source row; 'broader: …' marks a broader "
+                   "(is-a) concept proposed when nothing equivalent is likely.",
+    "suggestion": "What codemap suggests for the source: review, no_match (nothing likely "
+                  "right) or pre-approve (confidence at the --auto-accept precision).",
+    "llm": "The local LLM's answer on the candidate when asked to pick among the top ones of "
+           "an uncertain row (--llm-url; the exchange is logged beside the output).",
+    "memory": "A decision made on this source before, filled in from the mapping memory "
+              "(--memory).",
+    "decision": f"Your decision: {', '.join(DECISIONS)}. `codemap apply` writes the approved "
+                f"rows.",
+    "equivalence": f"How the source relates to the approved concept: {', '.join(EQUIVALENCES)}.",
+    "reviewer": "Who reviewed the row.",
+    "comment": "Free text for the reviewer.",
+}
+OTHER_COLUMN = "A column of the code list, as read (shown to help the review)."
 EXCEL_MAX_ROWS = 1_048_576
 
 
@@ -145,7 +184,8 @@ def escape_formula(value):
 
 
 def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
-    """The review workbook: one sheet of candidates grouped by source row, one of run metadata.
+    """The review workbook: one sheet of candidates grouped by source row, one of run metadata,
+    one (`legend`) saying what each column means (also a note on each header cell).
 
     Candidates rank 2+ are outline level 1 (collapsible to the top candidate per source), score
     cells are shaded red→green, `decision` has a drop-down, header frozen with an autofilter.
@@ -205,8 +245,25 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
             sheet.data_validation(1, col, last, col, {
                 "validate": "list", "source": choices, "error_title": name,
                 "error_message": f"choose one of: {', '.join(choices)}"})
+    for c, name in enumerate(columns):  # a note on each header cell: hover to read it
+        sheet.write_comment(0, c, f"{name}: {COLUMN_LEGEND.get(name, OTHER_COLUMN)}",
+                            {"x_scale": 2.5, "y_scale": 1.6})
     _write_run_sheet(book, run, header)
+    _write_legend_sheet(book, columns, header)
     book.close()
+
+
+def _write_legend_sheet(book, columns: list[str], header) -> None:
+    """`legend`: each column of the candidates sheet, in order, and what it means."""
+    sheet = book.add_worksheet("legend")
+    sheet.write_string(0, 0, "column", header)
+    sheet.write_string(0, 1, "meaning", header)
+    wrap = book.add_format({"text_wrap": True, "valign": "top"})
+    for r, name in enumerate(columns, start=1):
+        sheet.write_string(r, 0, name, wrap)
+        sheet.write_string(r, 1, COLUMN_LEGEND.get(name, OTHER_COLUMN), wrap)
+    sheet.set_column(0, 0, 18)
+    sheet.set_column(1, 1, 110)
 
 
 def _write_cell(sheet, r: int, c: int, value, fmt) -> None:

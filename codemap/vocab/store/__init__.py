@@ -73,6 +73,11 @@ class VocabStore:
                 found.append(StoredVocabulary(path.stem, path, _read_meta(con)))
         return found
 
+    def names(self) -> list[str]:
+        """The names of the vocabularies in the store, without opening them."""
+        return sorted(path.stem for path in self.folder.glob(f"*{SUFFIX}")) \
+            if self.folder.is_dir() else []
+
     def find(self, name: str) -> Path | None:
         """The file of vocabulary `name` (case-insensitive), or None."""
         if not self.folder.is_dir():
