@@ -22,7 +22,7 @@ GoldCol = Annotated[str, typer.Option("--gold-col", rich_help_panel=INPUT,
 Folds = Annotated[int, typer.Option(
     "--folds", min=0, max=20,
     help="Cross-validate the learned ranker on the dev pairs: fit on the other folds' pairs + "
-         "pseudo-queries, score each fold [default: 0, fitted on pseudo-queries only].")]
+         "pseudo-queries, score each fold (0: fitted on pseudo-queries only).")]
 DropGoldShare = Annotated[float, typer.Option(
     "--drop-gold-share", min=0.0, max=0.9,
     help="Remove this share of the gold codes' concepts from the target (queries with no right "
