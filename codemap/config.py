@@ -130,6 +130,12 @@ class RankConfig:
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
     rerank_top: int = 10  # candidates per row a cross-encoder re-ranker re-orders (--rerank)
+    # Order the pooled candidates with a model fitted on the target's own pseudo-queries
+    # (codemap.rank.learned, codemap.decide.learned) instead of the fixed fusion + evidence sum;
+    # hybrid method only. Off by default: fitted on pseudo-queries alone it does not yet beat the
+    # fixed ranking on the dev sets (docs/experiments/2026-11-24-learned-ranker.md); `codemap
+    # eval` always reports it.
+    learned: bool = False
 
 
 @dataclass(frozen=True)
@@ -172,6 +178,9 @@ class EvalConfig:
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None
     rerank: Path | None = None  # also score "hybrid + rerank" and "encoder + rerank"
+    folds: int = 0  # k-fold cross-validation of the learned ranker on the dev pairs (0: pseudo-queries only)
+    drop_gold_share: float = 0.0  # share of gold codes' concepts removed from the target
+    seed: int = 0  # of the folds and the dropped codes
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,14 @@ Gold = Annotated[Path, typer.Argument(
     help="Gold pairs: a table with query text and gold code.")]
 GoldCol = Annotated[str, typer.Option("--gold-col", rich_help_panel=INPUT,
                                       help="Column holding the right target code.")]
+Folds = Annotated[int, typer.Option(
+    "--folds", min=0, max=20,
+    help="Cross-validate the learned ranker on the dev pairs: fit on the other folds' pairs + "
+         "pseudo-queries, score each fold (0: fitted on pseudo-queries only).")]
+DropGoldShare = Annotated[float, typer.Option(
+    "--drop-gold-share", min=0.0, max=0.9,
+    help="Remove this share of the gold codes' concepts from the target (queries with no right "
+         "answer) before ranking.")]
 
 
 @app.command("eval")
@@ -32,15 +40,18 @@ def eval_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel=OUTPUT,
                                         help="No progress bars.")] = False,
     rerank: Rerank = None, rerank_top: RerankTop = RankConfig.rerank_top,
+    folds: Folds = 0, drop_gold_share: DropGoldShare = 0.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the folds and the dropped "
+                                                     "codes.")] = 0,
 ) -> None:
-    """Measure acc@1/5/10 and MRR of the ranking on gold (query, code) pairs.
+    """Measure acc@1/5/10, MRR and confidence AUROC of the rankings on gold (query, code) pairs.
 
     Rows whose gold code is not in the target are counted and left out of the scores.
 
     Example: codemap eval tests/data/mimic_labs_gold.tsv --target LOINC --gold-col loinc_code
     """
     # The library loads here, not at import: `codemap --help` starts without torch or faiss.
-    from ..evaluate import evaluate_gold
+    from ..decide.learned_eval import evaluate_with_learned
     from .summary import print_eval_table
 
     setup_logging(False, quiet)
@@ -48,8 +59,10 @@ def eval_command(
                         **target_settings(target, filters, standard_only, lang, store),
                         encoder=encoder_config(model, batch_size, device, backend),
                         rank=rank_config(encoder_weight, rerank_top=rerank_top), rerank=rerank,
-                        cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet))
-    print_eval_table(evaluate_gold(config))
+                        cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
+                        folds=folds if folds >= 2 else 0, drop_gold_share=drop_gold_share,
+                        seed=seed)
+    print_eval_table(evaluate_with_learned(config))
 
 
 @app.command("calibrate")

@@ -41,6 +41,10 @@ TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, rich_help_p
 Method = Annotated[str, typer.Option(
     "--method", rich_help_panel=RANKING,
     help="Ranking: hybrid (embedding + lexical + evidence), encoder or lexical.")]
+LearnedRanking = Annotated[bool, typer.Option(
+    "--learned-ranking", rich_help_panel=RANKING,
+    help="Order candidates with a model fitted on the target's own pseudo-queries (cached) and "
+         "write its calibrated confidence, for any target.")]
 HideContradicted = Annotated[bool, typer.Option(
     "--hide-contradicted", rich_help_panel=RANKING,
     help="Drop candidates whose LOINC property contradicts the unit.")]
@@ -118,7 +122,7 @@ def map_command(
     cache_dir: CacheDir = None,
     # ranking
     top_k: TopK = RankConfig.top_k, method: Method = RankConfig.method,
-    encoder_weight: EncoderWeight = None,
+    encoder_weight: EncoderWeight = None, learned_ranking: LearnedRanking = RankConfig.learned,
     hide_contradicted: HideContradicted = RankConfig.hide_contradicted,
     expand_abbreviations: ExpandAbbreviations = RankConfig.expand_abbreviations,
     rerank: Rerank = None, rerank_top: RerankTop = RankConfig.rerank_top,
@@ -158,8 +162,8 @@ def map_command(
         **target_settings(target, filters, standard_only, lang, store),
         encoder=encoder_config(model, batch_size, device, backend),
         cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
-        **_ranking(encoder_weight, top_k, method, hide_contradicted, expand_abbreviations, rerank,
-                   rerank_top, approximate_above, nprobe, fp16_index),
+        **_ranking(encoder_weight, top_k, method, learned_ranking, hide_contradicted,
+                   expand_abbreviations, rerank, rerank_top, approximate_above, nprobe, fp16_index),
         **_decisions(calibration, auto_accept, no_match_below, broader_below, memory, llm_url,
                      llm_model))
     result, written = map_sources(config, sources, output,
@@ -178,11 +182,11 @@ def _read_options(sheet: str | None, encoding: str | None, code_col: str | None,
                        specimen_col=specimen_col)
 
 
-def _ranking(encoder_weight: float | None, top_k: int, method: str, hide_contradicted: bool,
-             expand_abbreviations: bool, rerank: Path | None, rerank_top: int,
-             approximate_above: int, nprobe: int, fp16_index: bool) -> dict:
+def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: bool,
+             hide_contradicted: bool, expand_abbreviations: bool, rerank: Path | None,
+             rerank_top: int, approximate_above: int, nprobe: int, fp16_index: bool) -> dict:
     """The Ranking panel: MapConfig's rank, index and rerank settings."""
-    return {"rank": rank_config(encoder_weight, top_k=top_k, method=method,
+    return {"rank": rank_config(encoder_weight, top_k=top_k, method=method, learned=learned,
                                 hide_contradicted=hide_contradicted,
                                 expand_abbreviations=expand_abbreviations, rerank_top=rerank_top),
             "index": IndexConfig(approximate_above=approximate_above, nprobe=nprobe,

@@ -80,12 +80,22 @@ def print_eval_table(report: dict, console: Console | None = None) -> None:
     if "encoder_weight" in report:
         console.print(f"queries in {report['source_language']}; hybrid fusion: encoder weight "
                       f"{report['encoder_weight']}")
-    table = Table("method", "n", "acc@1", "acc@5", "acc@10", "MRR")
+    if report.get("dropped_codes"):
+        console.print(f"{report['dropped_codes']} gold codes removed from the target: "
+                      f"{report['dropped_queries']} queries have no right answer (misses in acc@k)")
+    aurocs = report.get("auroc", {})
+    table = Table("method", "n", "acc@1", "acc@5", "acc@10", "MRR", "conf AUROC")
     for method, scores in report["scores"].items():
         row = scores.as_row()
+        auroc = aurocs.get(method)
         table.add_row(method, str(row["n"]), f"{row['acc@1']:.3f}", f"{row['acc@5']:.3f}",
-                      f"{row['acc@10']:.3f}", f"{row['mrr']:.3f}")
+                      f"{row['acc@10']:.3f}", f"{row['mrr']:.3f}",
+                      "" if auroc is None else f"{auroc:.3f}")
     console.print(table)
+    if report.get("learned"):
+        console.print(report["learned"])
+        console.print("conf AUROC: top candidate right vs wrong or absent; the learned row's "
+                      "calibrated confidence, the others' raw top score")
     if report.get("rerank_ms_per_row") is not None:
         console.print(f"re-ranking cost: {report['rerank_ms_per_row']:.1f} ms per row "
                       f"(cross-encoder over the top candidates)")

@@ -19,13 +19,15 @@ from .. import __version__
 from ..config import BLOCK_ROWS, MapConfig, RankConfig
 from ..decide.confidence import (calibration_fingerprint, choose_calibrator, ranking_key,
                                  target_domain)
+from ..decide.learned import LearnedRanker, load_or_fit
 from ..decide.llm_select import select_with_llm
 from ..decide.triage import suggest, tally
 from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
 from ..errors import CodemapError
 from ..files import sha256_text
-from ..rank.hybrid import for_languages, rank_hybrid
+from ..rank.hybrid import HYBRID_COLUMNS, for_languages, rank_hybrid
+from ..rank.learned import Queries, Target, pool
 from ..rank.lexical import load_or_build_lexical
 from ..rank.prepare import (evidence_scorers, row_fields, text_expander, with_abbreviations,
                             with_axes)
@@ -79,7 +81,7 @@ class Mapper:
     rank: RankConfig  # config.rank with the fusion weight for this pair of languages
     target_lang: str = ""
     timings: dict = field(default_factory=dict)
-    calibrator: object | None = None  # decide.confidence.Calibrator for this model and ranking
+    calibrator: object | None = None  # decide.confidence.Calibrator, or decide.learned.LearnedRanker
     decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
     reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
     hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)
@@ -109,9 +111,15 @@ class Mapper:
                                      config.source_lang or "")
         rank = for_languages(config.rank, config.source_lang or "", target_lang,
                              encoder.info.multilingual())
+        if config.calibration is not None:  # a calibration fitted on dev gold for the fixed ranking
+            rank = replace(rank, learned=False)
         scorers = evidence_scorers(vocab, rank)
-        calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
-                                                    target_domain(vocab), ranking_key(rank, scorers))
+        calibrator = learned_ranker(Target(vocab, encoder, index, lexical, target_lang,
+                                           config.cache_dir), scorers, rank)
+        calibration = calibrator.describe() if calibrator is not None else None
+        if calibrator is None:
+            calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
+                                                        target_domain(vocab), ranking_key(rank, scorers))
         decisions = {"confidence": calibration, **decision_support(calibrator, config)}
         return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
                    calibrator, decisions,
@@ -125,9 +133,12 @@ class Mapper:
         queries = self.encoder.encode(query_texts, progress=self.config.progress,
                                       desc="embedding source")
         rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
-        found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
-                            self.rank, progress=self.config.progress)
-        if self.calibrator is not None:
+        if isinstance(self.calibrator, LearnedRanker):
+            found = self._rank_learned(queries, rows)
+        else:
+            found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
+                                self.rank, progress=self.config.progress)
+        if self.calibrator is not None and "confidence" not in found:
             found.insert(found.columns.get_loc("score") + 1, "confidence",
                          self.calibrator.predict(found).round(4))
         if self.reranker is not None:
@@ -147,6 +158,19 @@ class Mapper:
             candidates = select_with_llm(candidates, self.config.llm)
         return candidates
 
+    def _rank_learned(self, vectors: np.ndarray, rows: list[dict]) -> pd.DataFrame:
+        """The learned ranking's top_k per row with its confidence, in HYBRID_COLUMNS + confidence."""
+        lang = self.config.source_lang or ""
+        table = pool(self._target(), Queries(rows, vectors, langs=[lang] * len(rows)),
+                     self.scorers, self.rank)
+        found = self.calibrator.rank(table, self.rank.top_k)
+        return found[[*HYBRID_COLUMNS[:6], "confidence", *HYBRID_COLUMNS[6:]]]
+
+    def _target(self, target_lang: str | None = None) -> Target:
+        return Target(self.vocab, self.encoder, self.index, self.lexical,
+                      self.target_lang if target_lang is None else target_lang,
+                      self.config.cache_dir)
+
     def for_source_lang(self, lang: str | None) -> "Mapper":
         """This Mapper, sharing what it loaded, for a list in `lang` (the fusion weight depends
         on the pair of languages): an engine mapping several lists at once uses one per list."""
@@ -154,8 +178,12 @@ class Mapper:
         target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang or "")
         rank = for_languages(self.config.rank, lang or "", target_lang,
                              self.encoder.info.multilingual())
+        scorers = evidence_scorers(self.vocab, rank)
+        calibrator = self.calibrator
+        if isinstance(calibrator, LearnedRanker):  # the scorer set may differ: its own ranker
+            calibrator = learned_ranker(self._target(target_lang), scorers, rank)
         return replace(self, config=replace(self.config, source_lang=lang), rank=rank,
-                       target_lang=target_lang, scorers=evidence_scorers(self.vocab, rank))
+                       target_lang=target_lang, scorers=scorers, calibrator=calibrator)
 
     def describe(self) -> dict:
         """The run sheet's settings that come from what was loaded."""
@@ -175,9 +203,10 @@ class Mapper:
             "pooling": info.pooling.value,
             "max_length": info.max_length,
             "top_k": self.rank.top_k,
-            "ranking": f"{self.rank.method} ({self.rank.fusion}, encoder weight "
-                       f"{self.rank.encoder_weight}), evidence: "
-                       f"{', '.join(s.name for s in self.scorers) or 'none'}",
+            "ranking": (("learned over " if isinstance(self.calibrator, LearnedRanker) else "")
+                        + f"{self.rank.method} ({self.rank.fusion}, encoder weight "
+                        f"{self.rank.encoder_weight}), evidence: "
+                        f"{', '.join(s.name for s in self.scorers) or 'none'}"),
             "target_language": self.target_lang or "unknown",
             "reranker": (f"{self.reranker.folder} (top {self.rank.rerank_top})"
                          if self.reranker is not None else "off"),
@@ -340,6 +369,14 @@ def _run_sheet(config: MapConfig, source: SourceTable, mapper: Mapper, language:
         "rows_read": rows_read,
         "rows_empty": rows_empty,
     }
+
+
+def learned_ranker(target: Target, scorers, rank: RankConfig) -> LearnedRanker | None:
+    """The target's learned ranker (fitted on its pseudo-queries once, then cached), or None
+    when the ranking is not the learned hybrid one (`--learned-ranking`, off by default)."""
+    if not rank.learned or rank.method != "hybrid":
+        return None
+    return load_or_fit(target, scorers, rank)
 
 
 def decision_support(calibrator, config: MapConfig) -> dict:

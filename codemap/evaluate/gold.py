@@ -29,15 +29,24 @@ def evaluate_gold(config: EvalConfig) -> dict:
 
     Returns {"scores": {method: Scores}, "ranks": {method: [gold rank or None per scored pair]},
     "n_pairs", "n_in_target", "target", "model", "backend", …}. Pairs whose gold code is not in
-    the target are counted but not scored (no method could find them).
+    the target are counted but not scored (no method could find them). `codemap eval` adds the
+    learned ranker's row to it (codemap.decide.learned_eval).
     """
+    return rank_gold(gold_queries(config))[0]
+
+
+def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
+    """evaluate_gold's report for these queries, and the candidate frames of the encoder, lexical
+    and default rows by method (what a later row's confidence is compared with)."""
+    config = g.config
     reranker = CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None
-    g = gold_queries(config)
-    scores, ranks = {}, {}
+    scores, ranks, compared = {}, {}, {}
     drugs = is_drug_vocabulary(g.vocab)
     rerank_inputs = {}  # method → (its candidates, query texts) for the re-ranked rows
     for method, rank in eval_methods(g.base, drugs=drugs).items():
         found = g.rank(rank)
+        if method in ("encoder", "lexical", DEFAULT_METHOD[drugs]):
+            compared[method] = found
         ranks[method] = gold_ranks(found, g.gold)
         scores[method] = score_ranks(ranks[method])
         if reranker is not None and method in ("encoder", DEFAULT_METHOD[drugs]):
@@ -45,10 +54,12 @@ def evaluate_gold(config: EvalConfig) -> dict:
             rerank_inputs[method] = (found, texts)
     rerank_ms = _eval_reranked(reranker, g.base.rerank_top, rerank_inputs, g.gold, scores, ranks)
     return {"rerank_ms_per_row": rerank_ms, "scores": scores, "ranks": ranks, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
+            "dropped_codes": len(g.excluded),
+            "dropped_queries": sum(1 for codes in g.gold if codes <= g.excluded) if g.excluded else 0,
             "target": f"{g.vocab.id} {g.vocab.version}", "model": g.encoder.info.id,
             "encoder_weight": g.base.encoder_weight, "source_language": g.language.describe(),
             "backend": f"{g.encoder.variant} on {g.encoder.provider}",
-            "default_method": DEFAULT_METHOD[drugs]}
+            "default_method": DEFAULT_METHOD[drugs]}, compared
 
 
 @dataclass
@@ -64,6 +75,7 @@ class GoldQueries:
     base: RankConfig  # config.rank with the fusion weight for this pair of languages
     language: LanguageGuess
     prepared: dict = field(default_factory=dict)  # expand_abbreviations → _prepare_eval's tuple
+    excluded: frozenset = frozenset()  # codes removed from the target (eval --drop-gold-share)
 
     @property
     def model(self) -> str:
@@ -75,7 +87,8 @@ class GoldQueries:
             self.prepared[rank.expand_abbreviations] = _prepare_eval(
                 self.vocab, self.encoder, self.rows, rank, self.config)
         used, index, lexical, queries, rows = self.prepared[rank.expand_abbreviations]
-        return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank)
+        return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank,
+                           hidden_rows(used, self.excluded, len(rows)))
 
 
 def gold_queries(config: EvalConfig) -> GoldQueries:
@@ -100,8 +113,29 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     lang = language.lang if language.method != "uncertain" else ""
     base = for_languages(config.rank, lang, names_language(
         vocab.names["name"].tolist(), vocab.names["lang"].tolist(), lang), encoder.info.multilingual())
-    return GoldQueries(config, vocab, encoder, rows, [gold[i] for i in keep], len(source.frame),
-                       base, language)
+    kept = [gold[i] for i in keep]
+    return GoldQueries(config, vocab, encoder, rows, kept, len(source.frame), base, language,
+                       excluded=dropped_codes(kept, config.drop_gold_share, config.seed))
+
+
+def dropped_codes(gold: list[set[str]], share: float, seed: int) -> frozenset:
+    """`share` of the distinct gold codes, drawn with `seed`: concepts to remove from the target
+    (`eval --drop-gold-share`), so that share of the queries has no right answer, as in a real
+    list."""
+    codes = sorted({c for codes in gold for c in codes})
+    if share <= 0 or not codes:
+        return frozenset()
+    rng = np.random.default_rng(seed)
+    return frozenset(rng.choice(codes, size=int(round(share * len(codes))), replace=False).tolist())
+
+
+def hidden_rows(vocab: Vocabulary, excluded: frozenset, n: int) -> list | None:
+    """The same name rows (every name of the `excluded` codes) hidden from each of `n` queries
+    (None when nothing is removed)."""
+    if not excluded:
+        return None
+    rows = np.flatnonzero(vocab.names["code"].isin(excluded).to_numpy())
+    return [rows] * n
 
 
 def _eval_reranked(reranker: CrossEncoder | None, top: int, inputs: dict, gold: list[set[str]],

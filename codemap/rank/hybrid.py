@@ -25,14 +25,17 @@ POOLED_CHUNK = 32
 
 def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarray,
                 rows: list[dict], scorers=(), config: RankConfig = RankConfig(),
-                progress: bool = False) -> pd.DataFrame:
+                exclude: list | None = None, progress: bool = False) -> pd.DataFrame:
     """Rank concepts by fused name scores adjusted by evidence scorers.
 
     `queries` are the encoder vectors of the rows' texts, `rows` each row's fields (`text`,
     `unit`, `specimen`…) for the lexical index and the scorers, `lexical` a
     `codemap.rank.lexical.LexicalIndex` (None when `config.method` is "encoder"). A concept scores
     by its best name. Returns HYBRID_COLUMNS: the CANDIDATE_COLUMNS plus the two name scores and an
-    `explanation` of what moved the candidate. `progress`: a bar (rows, ETA) on a terminal.
+    `explanation` of what moved the candidate. `exclude`, when given, holds per row an array of
+    name rows that row must not see (a pseudo-query's own name, a target with concepts removed:
+    codemap.rank.learned); a concept left without names is no candidate of that row.
+    `progress`: a bar (rows, ETA) on a terminal.
     """
     layout = _ConceptLayout.of(vocab)
     attributes = _ConceptRecords(vocab.concepts)
@@ -44,11 +47,14 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
               leave=False) as bar:
         for start in range(0, len(rows), step):
             chunk = slice(start, start + step)
+            excluded = None if exclude is None else exclude[chunk]
             if pooled:
                 frames.append(_rank_pooled(index, lexical, layout, attributes, names,
-                                           queries[chunk], rows[chunk], start, scorers, config))
+                                           queries[chunk], rows[chunk], start, scorers, config,
+                                           excluded))
             else:
                 enc, lex = _name_scores(index, lexical, queries[chunk], rows[chunk], config)
+                _mask(enc, lex, excluded, None)
                 frames.append(_rank_chunk(enc, lex, layout, attributes.__getitem__, rows[chunk],
                                           start, scorers, config, names))
             bar.update(len(rows[chunk]))
@@ -56,7 +62,23 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     return frame
 
 
-def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offset, scorers, config):
+def _mask(enc, lex, exclude, name_rows):
+    """Set the excluded names' scores to -inf, per row; `name_rows` maps the matrices' columns
+    to vocabulary name rows when they hold a subset (the pooled path)."""
+    if exclude is None:
+        return
+    for q, hidden in enumerate(exclude):
+        if hidden is None or len(hidden) == 0:
+            continue
+        columns = (np.asarray(hidden) if name_rows is None
+                   else np.flatnonzero(np.isin(name_rows, hidden)))
+        for matrix in (enc, lex):
+            if matrix is not None:
+                matrix[q, columns] = -np.inf
+
+
+def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offset, scorers, config,
+                 exclude=None):
     """Rank a chunk of rows among the concepts an approximate index finds for them.
 
     Scoring every name is names × rows; past `IndexConfig.approximate_above` names each row is
@@ -80,6 +102,7 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     lex = (None if config.method == "encoder" else
            (lexical.embed([r["text"] for r in rows]) @ lexical.matrix[name_rows].T).toarray()
            .astype(np.float32))
+    _mask(enc, lex, exclude, name_rows)
     allowed = np.zeros((len(rows), len(keep)), bool)
     for q, o in enumerate(own):
         allowed[q, np.searchsorted(keep, o)] = True
@@ -186,6 +209,8 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
         bound = for_row(scorers, rows[q])  # the row's side of the evidence, once per row
         scored = []
         for c in np.union1d(top, extra):
+            if not np.isfinite(fused[q, c]):
+                continue  # every name of it excluded for this row
             adjust, reasons, contradicted, tier = weigh_bound(bound, record(c))
             if contradicted and config.hide_contradicted:
                 continue
