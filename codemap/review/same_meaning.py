@@ -12,7 +12,7 @@ CLASS, OMOP domain) so that near neighbours ("Monocytes [#/volume] in Blood" for
 [#/volume] in Blood") are in the sample. The threshold is the lowest cosine at which
 the share of positives among the pairs at or above it reaches the asked precision, with as many
 negatives as positives. The value for the default model on the built-in LOINC subset is shipped
-(`data/calibration/harmonise-names.json`, written by `python -m codemap.review.same_meaning`);
+(`data/harmonise/name-threshold.json`, written by `python -m codemap.review.same_meaning`);
 any other model or vocabulary is calibrated when it is used.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ..files import atomic_path
 from ..rank.loinc_parts import component_from_name
 from ..vocab.vocabulary import Vocabulary
 
-SHIPPED = "data/calibration/harmonise-names.json"
+SHIPPED = "data/harmonise/name-threshold.json"
 SAMPLE_CONCEPTS = 800  # analytes drawn for the pairs: enough for a stable value, seconds on a CPU
 _CLASS_COLUMNS = ("class", "domain_id", "domain", "semantic_tag")
 
