@@ -35,8 +35,6 @@ from .memory import MappingMemory, deprecated_codes
 from .harmonise_write import write_folder
 from .same_meaning import calibrate, shipped_threshold, similar_pairs
 
-WORKBOOK = "harmonised.xlsx"
-SHEETS = ["crosswalk", "conflicts", "site_coverage", "concept_coverage"]
 CONFLICT_COLUMNS = ["kind", "target_code", "target_name", "site", "source_code", "source_text",
                     "unit", "other_site", "other_source_code", "other_source_text", "other_unit",
                     "other_target_code", "similarity", "detail"]
