@@ -201,6 +201,19 @@ class ApplyConfig:
 
 
 @dataclass(frozen=True)
+class HarmoniseConfig:
+    """One `codemap harmonise` run: several sites' reviewed mappings → one crosswalk folder."""
+
+    output: Path  # folder: harmonised.xlsx, one CSV per sheet, SSSOM and OMOP files per site
+    sites: tuple[tuple[str, Path], ...] = ()  # (site, reviewed workbook), in column order
+    memory: Path | None = None  # or: every site's decisions from one mapping memory
+    target: str | None = None  # check against this vocabulary instead of the run sheets' one
+    name_threshold: float | None = None  # same-meaning cosine; None: calibrated (data/calibration)
+    name_precision: float = 0.95  # precision the calibrated threshold is chosen at
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+
+
+@dataclass(frozen=True)
 class RayConfig:
     """How `--engine ray` spreads a run over a Ray cluster (codemap.engines.ray)."""
 

@@ -10,6 +10,7 @@ from .command import Command, Group
 
 from .evaluate import app as evaluate_app
 from .export import app as export_app
+from .harmonise import app as harmonise_app
 from .map import app as map_app
 from .review import app as review_app
 from .train import app as train_app
@@ -19,7 +20,7 @@ app = typer.Typer(help="Map local lab, procedure and medication codes onto stand
                   no_args_is_help=True, pretty_exceptions_show_locals=False,
                   add_completion=False, cls=Group)
 # Without a name a group's commands join the top level (`codemap map`, `codemap eval`…).
-for group in (map_app, evaluate_app, train_app, export_app, review_app):
+for group in (map_app, evaluate_app, train_app, export_app, review_app, harmonise_app):
     app.add_typer(group)
 app.add_typer(vocab_app, name="vocab", cls=Group)
 # Every command renders its help through the one Command class (codemap.cli.command).
