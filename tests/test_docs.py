@@ -1,6 +1,7 @@
 """The docs stay usable: every command has help text with an example and is documented, the
 README stays short, and every relative link in README.md and docs/ resolves."""
 import re
+from pathlib import Path
 from urllib.parse import unquote
 
 import typer.main
@@ -115,3 +116,12 @@ def test_cache_dir_help_names_what_the_code_keeps_there(tmp_path, monkeypatch):
                  "multilingual"):
         assert name in help_text and name in docs, name
     assert "Index cache folder." not in help_text
+
+
+def test_cli_reference_page_is_current():
+    """docs/cli.md is generated from --help; regenerate it with
+    `python -m codemap.cli.reference > docs/cli.md` when a command or option changes."""
+    from codemap.cli.reference import render
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert page == render(), "docs/cli.md is out of date: python -m codemap.cli.reference > docs/cli.md"

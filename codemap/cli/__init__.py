@@ -19,12 +19,13 @@ from .vocab import app as vocab_app
 app = typer.Typer(help="Map local lab, procedure and medication codes onto standard vocabularies.",
                   no_args_is_help=True, pretty_exceptions_show_locals=False,
                   add_completion=False, cls=Group)
+TOP_LEVEL = (map_app, evaluate_app, train_app, export_app, review_app, harmonise_app)
 # Without a name a group's commands join the top level (`codemap map`, `codemap eval`…).
-for group in (map_app, evaluate_app, train_app, export_app, review_app, harmonise_app):
+for group in TOP_LEVEL:
     app.add_typer(group)
 app.add_typer(vocab_app, name="vocab", cls=Group)
 # Every command renders its help through the one Command class (codemap.cli.command).
-for group in (map_app, evaluate_app, train_app, export_app, review_app, vocab_app):
+for group in (*TOP_LEVEL, vocab_app):
     for info in group.registered_commands:
         if info.cls in (None, TyperCommand):  # typer's default, not a class a command chose
             info.cls = Command
