@@ -82,11 +82,14 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     """Rank a chunk of rows among the concepts an approximate index finds for them.
 
     Scoring every name is names × rows; past `IndexConfig.approximate_above` names each row is
-    scored only against the concepts of its `config.pool` nearest names (from the IVF index) and
+    scored only against the concepts of its nearest names (`config.pool` concepts' worth, from the IVF index) and
     its evidence candidates, with all of each such concept's names, exactly as the full scoring
     would score them. A concept that no nearest name points to (a lexical-only match) is missed.
     """
-    _, hits = index.search(queries, config.pool)
+    # `pool` concepts' worth of names: a target whose concepts carry several names each (other
+    # languages, expanded short names) would otherwise fill the nearest names with fewer concepts.
+    per_concept = -(-len(layout.order) // max(1, len(layout.concept_codes)))
+    _, hits = index.search(queries, config.pool * per_concept)
     own = [layout.concept_of[h[h >= 0]] for h in hits]
     own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
