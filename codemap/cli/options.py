@@ -82,7 +82,7 @@ CacheDir = Annotated[Optional[Path], typer.Option(
 # --- ranking -------------------------------------------------------------------------------------
 EncoderWeight = Annotated[Optional[float], typer.Option(
     "--encoder-weight", min=0.0, max=1.0, rich_help_panel=RANKING,
-    show_default="0.5; 0.9 with a multilingual model when the source and target languages differ",
+    show_default="0.7; 0.9 with a multilingual model when the source and target languages differ",
     help="Weight of the embedding score in hybrid fusion (the rest is lexical).")]
 Rerank = Annotated[Optional[Path], typer.Option(
     "--rerank", rich_help_panel=RANKING,

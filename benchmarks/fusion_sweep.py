@@ -1,0 +1,170 @@
+"""Fusion of the encoder and lexical name scores, swept over every dev set kind (issue #21).
+
+For each dev set the per-concept encoder cosine and lexical TF-IDF cosine of every query are
+computed once (no domain evidence), then each fusion variant is scored offline: acc@1 of the
+fused score alone. The output is one JSON file of per-set acc@1 per variant, plus the per-query
+gold ranks, so a leave-one-set-out choice can be made from it (benchmarks/fusion_choose.py).
+
+    python benchmarks/fusion_sweep.py benchmarks/results/fusion/sweep.json [--sets a,b]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from codemap.config import EvalConfig, RankConfig
+from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
+from codemap.evaluate.metrics import gold_ranks
+from codemap.rank.drug_agreement import is_drug_vocabulary
+from codemap.rank.hybrid import _ConceptLayout
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = HERE / "data"
+# name → (gold file, target, gold column, text columns): one per dev set kind.
+SETS = {
+    "labs_fluid": (ROOT / "tests/data/mimic_labs_gold.tsv", "LOINC", "loinc_code", ()),
+    "labs_nofluid": (DATA / "mimic_labs_nofluid_dev.tsv", "LOINC", "loinc_code", ("label",)),
+    "loinc_short": (ROOT / "tests/data/loinc_short_units_dev.tsv",
+                    str(ROOT / "tests/data/loinc_long_names.tsv"), "loinc_code", ("label",)),
+    "hpo_lay": (DATA / "hpo_lay_dev.tsv", str(DATA / "hpo_lay_target.csv"), "hpo_id",
+                ("lay_phrase",)),
+    "pcs_short": (DATA / "icd10pcs_short_dev.tsv", str(DATA / "icd10pcs_short_target.csv"),
+                  "pcs_code", ("short_name",)),
+    "icd_inclusion": (DATA / "icd10cm_inclusion_dev.tsv", str(DATA / "icd10cm_inclusion_target.csv"),
+                      "icd10cm_code", ("term",)),
+    "drugs": (DATA / "ohdsi_mimic_drugs_dev.tsv", "DRUGS", "target_concept_id",
+              ("local_drug_string",)),
+}
+# The fresh parts: scored once, under benchmarks/results/fusion/RULE.md; nothing is chosen on them.
+FRESH = {
+    "labs_nofluid_fresh": (DATA / "mimic_labs_nofluid_fresh.tsv", "LOINC", "loinc_code", ("label",)),
+    "hpo_lay_fresh": (DATA / "hpo_lay_fresh.tsv", str(DATA / "hpo_lay_target.csv"), "hpo_id",
+                      ("lay_phrase",)),
+    "pcs_short_fresh": (DATA / "icd10pcs_short_fresh.tsv", str(DATA / "icd10pcs_short_target.csv"),
+                        "pcs_code", ("short_name",)),
+    "icd_inclusion_confirm": (DATA / "icd10cm_inclusion_confirm.tsv",
+                              str(DATA / "icd10cm_inclusion_confirm_target.csv"), "icd10cm_code",
+                              ("term",)),
+    "drugs_fresh": (DATA / "ohdsi_mimic_drugs_fresh.tsv", "DRUGS", "target_concept_id",
+                    ("local_drug_string",)),
+}
+WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+GATES = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6]
+
+
+def load(name: str):
+    gold, target, gold_col, text_cols = {**SETS, **FRESH}[name]
+    return gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col,
+                                   text_cols=text_cols, progress=False))
+
+
+def with_evidence(name: str, weights=WEIGHTS) -> dict[str, list]:
+    """Gold ranks of the full default ranking (fusion + the domain's evidence) at each weight."""
+    g = load(name)
+    drugs = is_drug_vocabulary(g.vocab)
+    methods = eval_methods(g.base, drugs=drugs)
+    default = methods[DEFAULT_METHOD[drugs]]
+    out = {}
+    for alone in ("encoder", "lexical"):
+        ranks = gold_ranks(g.rank(methods[alone]), g.gold)
+        out[alone] = [r if r is not None else 10**6 for r in ranks]
+    for w in weights:
+        ranks = gold_ranks(g.rank(replace(default, encoder_weight=w)), g.gold)
+        out[f"default w={w}"] = [r if r is not None else 10**6 for r in ranks]
+    return out
+
+
+def concept_scores(name: str):
+    """(encoder, lexical) per-concept score matrices (queries × concepts) and gold columns."""
+    g = load(name)
+    plain = replace(g.base, method="hybrid", unit_evidence=False, specimen_evidence=False,
+                    drug_evidence=False, category_evidence=False, usage_evidence=False,
+                    text_evidence=False, usual_evidence=False, expand_abbreviations=False)
+    g.rank(replace(plain, top_k=1))  # builds the indexes and query vectors
+    vocab, index, lexical, queries, rows = g.prepared[False]
+    layout = _ConceptLayout.of(vocab)
+    enc = queries @ index.vectors.T
+    lex = lexical.similarity([r["text"] for r in rows])
+    reduce = lambda m: np.maximum.reduceat(m[:, layout.order], layout.starts, axis=1)
+    columns = [[layout.number_of[c] for c in codes if c in layout.number_of] for codes in g.gold]
+    return reduce(enc), reduce(lex), columns, plain
+
+
+def _cached(name: str, folder: Path | None):
+    """concept_scores, kept as .npz in `folder` so new variants skip the model."""
+    path = folder / f"{name}.npz" if folder else None
+    if path and path.exists():
+        data = np.load(path, allow_pickle=True)
+        return (data["enc"], data["lex"], [np.asarray(c, dtype=int) for c in data["columns"]],
+                RankConfig())
+    enc, lex, columns, plain = concept_scores(name)
+    if path:
+        folder.mkdir(parents=True, exist_ok=True)
+        np.savez(path, enc=enc, lex=lex, columns=np.array(columns, dtype=object))
+    return enc, lex, columns, plain
+
+
+def gold_rank(fused: np.ndarray, columns: list[list[int]]) -> np.ndarray:
+    """1-based rank of each query's best gold concept under `fused` (ties counted against it)."""
+    ranks = []
+    for q, cols in enumerate(columns):
+        best = fused[q, cols].max()
+        ranks.append(int((fused[q] >= best).sum()))
+    return np.array(ranks)
+
+
+def variants(enc, lex, plain: RankConfig) -> dict[str, np.ndarray]:
+    """Candidate fusions: fixed weights; lexical soft-thresholded per candidate (a weak n-gram
+    overlap says little); lexical weighted per query by its best lexical score (a query that
+    shares no words with any name is a paraphrase: trust the encoder); z-scored per query."""
+    out = {"encoder": enc, "lexical": lex}
+    top_lex = lex.max(axis=1, keepdims=True)
+    for w in WEIGHTS:
+        out[f"weighted w={w}"] = w * enc + (1 - w) * lex
+    for w in WEIGHTS[:-1]:
+        for gate in GATES[1:]:
+            soft = np.clip(lex - gate, 0, None) / (1 - gate)
+            out[f"soft w={w} g={gate}"] = w * enc + (1 - w) * soft
+            trust = np.clip((top_lex - gate) / (1 - gate), 0, 1)
+            out[f"query w={w} g={gate}"] = enc + (1 - w) / w * trust * lex
+    z = lambda m: (m - m.mean(axis=1, keepdims=True)) / (m.std(axis=1, keepdims=True) + 1e-6)
+    for w in WEIGHTS:
+        out[f"z w={w}"] = w * z(enc) + (1 - w) * z(lex)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--sets", default=",".join(SETS),
+                        help=f"comma-separated, of: {', '.join([*SETS, *FRESH])}")
+    parser.add_argument("--weights", default=",".join(map(str, WEIGHTS)))
+    parser.add_argument("--evidence", action="store_true",
+                        help="score the full default ranking (with evidence) at each weight instead")
+    parser.add_argument("--cache", type=Path, help="keep each set's score matrices here")
+    args = parser.parse_args(argv)
+    report = json.loads(args.out.read_text()) if args.out.exists() else {}
+    for name in args.sets.split(","):
+        if args.evidence:
+            report[name] = with_evidence(name, [float(w) for w in args.weights.split(",")])
+        else:
+            enc, lex, columns, plain = _cached(name, args.cache)
+            report[name] = {label: gold_rank(fused, columns).tolist()
+                            for label, fused in variants(enc, lex, plain).items()}
+        acc = {k: float(np.mean(np.array(v) == 1)) for k, v in report[name].items()}
+        print(name, {k: round(v, 3) for k, v in acc.items()
+                     if k in ("encoder", "lexical", "weighted w=0.5", "default w=0.5")},
+              "best", max(acc, key=acc.get), round(max(acc.values()), 3), flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
