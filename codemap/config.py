@@ -130,6 +130,9 @@ class RankConfig:
     # the source texts and the target's short names. Off by default: it helps short-name-style lists
     # and costs a little on full-English ones (README, "Hybrid lab ranking").
     expand_abbreviations: bool = False
+    # Complete cut words of the source texts ("Perc Endo", "Synth Sub") from the target's own
+    # words (codemap.rank.word_completion); measured in docs/experiments/2026-11-24-word-completion.md.
+    complete_words: bool = True
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
     rerank_top: int = 10  # candidates per row a cross-encoder re-ranker re-orders (--rerank)

@@ -96,6 +96,10 @@ def print_eval_table(report: dict, console: Console | None = None) -> None:
         console.print(report["learned"])
         console.print("conf AUROC: top candidate right vs wrong or absent; the learned row's "
                       "calibrated confidence, the others' raw top score")
+    if report.get("default_confidence"):
+        found = report["default_confidence"]
+        console.print(f"default ranking's calibrated confidence (what map writes): AUROC "
+                      f"{found['auroc']}; calibration: {found['calibration']}")
     if report.get("rerank_ms_per_row") is not None:
         console.print(f"re-ranking cost: {report['rerank_ms_per_row']:.1f} ms per row "
                       f"(cross-encoder over the top candidates)")

@@ -84,7 +84,9 @@ def ranking_key(rank, scorers) -> str:
     """What a calibrator depends on besides the model: how candidates were scored."""
     evidence = ",".join(sorted(s.name for s in scorers)) or "none"
     weight = f"/w={rank.encoder_weight:g}" if rank.method == "hybrid" and rank.fusion == "weighted" else ""
-    expanded = "/abbreviations" if rank.expand_abbreviations else ""  # other query texts
+    # Other query texts, other scores.
+    expanded = ("/abbreviations" if rank.expand_abbreviations else "") + (
+        "/completed" if rank.complete_words else "")
     return (f"{rank.method}/{rank.fusion if rank.method == 'hybrid' else '-'}{weight}"
             f"/evidence={evidence}{expanded}")
 

@@ -7,7 +7,8 @@ folds' pairs plus the pseudo-queries, scoring the held-out fold; the folds' resu
 
 Confidence AUROC: how well the top candidate's confidence separates "right" from "wrong or no
 right answer in the target"; the learned row reads its calibrated confidence, the other rows
-their raw top score. With `--drop-gold-share S` (codemap.evaluate.gold.dropped_codes) the removed
+their raw top score; the default ranking's calibrated confidence (what `codemap map` writes:
+shipped calibration or the target's pseudo-query one) is reported on its own line. With `--drop-gold-share S` (codemap.evaluate.gold.dropped_codes) the removed
 concepts are hidden from the pseudo-queries too.
 
 The learned row needs the ranker's confidence, a decision: it is added here, after evaluation,
@@ -21,12 +22,14 @@ import numpy as np
 import pandas as pd
 
 from ..config import EvalConfig
-from ..evaluate.gold import GoldQueries, gold_queries, hidden_rows, rank_gold
+from ..evaluate.gold import GoldQueries, gold_queries, hidden_rows, rank_gold, text_key
 from ..evaluate.metrics import gold_ranks, score_ranks
 from ..rank.learned import FitConfig, Queries, Target, pool
-from ..rank.prepare import evidence_scorers
+from ..rank.prepare import evidence_scorers, text_expander
 from ..read.language import names_language
+from .confidence import choose_calibrator, ranking_key, target_domain
 from .learned import LearnedRanker, fit, load_or_fit, top_auroc
+from .pseudo_calibration import any_calibrator
 
 LEARNED_METHOD = "learned (opt-in)"
 
@@ -37,14 +40,32 @@ def evaluate_with_learned(config: EvalConfig) -> dict:
     g = gold_queries(config)
     report, compared = rank_gold(g)
     if g.base.method == "hybrid":
-        add_learned(report, g, evidence_scorers(g.prepared[False][0], g.base), config.folds,
-                    config.seed, g.excluded, compared)
+        scorers = evidence_scorers(g.prepared[text_key(g.base)][0], g.base)
+        add_learned(report, g, scorers, config.folds, config.seed, g.excluded, compared)
+        add_default_confidence(report, g, scorers, compared[report["default_method"]])
+    return report
+
+
+def add_default_confidence(report: dict, g: GoldQueries, scorers, found: pd.DataFrame) -> dict:
+    """The AUROC of the confidence `codemap map` writes for the default ranking: the shipped
+    calibration when one matches, else the target's pseudo-query calibration."""
+    target = learned_target(g)
+    domain, ranking = target_domain(target.vocab), ranking_key(g.base, scorers)
+    calibrator, line = any_calibrator(target, scorers, g.base, text_expander(target.vocab, g.base),
+                                      domain, ranking,
+                                      choose_calibrator(None, g.model, domain, ranking))
+    if calibrator is not None:
+        confidence = found.assign(confidence=calibrator.predict(found))
+        report["default_confidence"] = {
+            "auroc": auroc(top_confidence(confidence, len(g.gold), "confidence"),
+                           report["ranks"][report["default_method"]]),
+            "calibration": line}
     return report
 
 
 def learned_target(g: GoldQueries) -> Target:
-    """The target of a GoldQueries' prepared ranking (plain texts, no abbreviation expansion)."""
-    used, index, lexical, _, _ = g.prepared[False]
+    """The target of a GoldQueries' prepared ranking (the default ranking's texts)."""
+    used, index, lexical, _, _ = g.prepared[text_key(g.base)]
     lang = names_language(used.names["name"].tolist(), used.names["lang"].tolist())
     return Target(used, g.encoder, index, lexical, lang, g.config.cache_dir)
 
@@ -53,10 +74,10 @@ def learned_rows(g: GoldQueries, scorers, folds: int, seed: int, excluded: froze
                  fit_config: FitConfig = FitConfig()) -> tuple[pd.DataFrame, str, LearnedRanker]:
     """The learned ranking's candidates for every gold query (with `confidence`), a line saying how
     it was fitted, and the (last) ranker."""
-    if False not in g.prepared:
-        g.rank(replace(g.base, expand_abbreviations=False))
+    if text_key(g.base) not in g.prepared:
+        g.rank(g.base)
     target = learned_target(g)
-    _, _, _, vectors, rows = g.prepared[False]
+    _, _, _, vectors, rows = g.prepared[text_key(g.base)]
     lang = g.language.lang if g.language.method != "uncertain" else ""
     queries = Queries(rows, vectors, hidden_rows(target.vocab, excluded, len(rows)), g.gold,
                       [lang] * len(rows))

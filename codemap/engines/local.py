@@ -21,6 +21,7 @@ from ..decide.confidence import (calibration_fingerprint, choose_calibrator, ran
                                  target_domain)
 from ..decide.learned import LearnedRanker, load_or_fit
 from ..decide.llm_select import select_with_llm
+from ..decide.pseudo_calibration import any_calibrator
 from ..decide.triage import suggest, tally
 from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
@@ -118,8 +119,11 @@ class Mapper:
                                            config.cache_dir), scorers, rank)
         calibration = calibrator.describe() if calibrator is not None else None
         if calibrator is None:
-            calibrator, calibration = choose_calibrator(config.calibration, encoder.info.id,
-                                                        target_domain(vocab), ranking_key(rank, scorers))
+            domain, ranking = target_domain(vocab), ranking_key(rank, scorers)
+            calibrator, calibration = any_calibrator(
+                Target(vocab, encoder, index, lexical, target_lang, config.cache_dir), scorers,
+                rank, text_expander(vocab, rank), domain, ranking,
+                choose_calibrator(config.calibration, encoder.info.id, domain, ranking))
         decisions = {"confidence": calibration, **decision_support(calibrator, config)}
         return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
                    calibrator, decisions,
@@ -145,7 +149,7 @@ class Mapper:
             found = rerank_candidates(found, query_texts, self.reranker, self.rank.rerank_top)
         candidates = _join_source(source, source.texts, found)
         candidates["explanation"] = read_as_notes(candidates["source_text"],
-                                                  candidates["explanation"])
+                                                  candidates["explanation"], expand)
         if self.config.memory is not None:
             candidates, _ = prefill(candidates, self.vocab, self.config.memory)
         # Confidence, uphill proposals and suggestions need only each row's own candidates, so
@@ -390,6 +394,12 @@ def decision_support(calibrator, config: MapConfig) -> dict:
                                "for this model and target: fit one with `codemap calibrate` and "
                                "pass --calibration")
         return {}
+    if config.auto_accept is not None and calibrator.fitted_on.get("pseudo_queries"):
+        # Its precision curve is measured on the target's own names, not on a real list: no
+        # row is approved on it.
+        raise CodemapError("--auto-accept needs a confidence calibration fitted on dev pairs; "
+                           "this model and target have only one fitted on pseudo-queries: fit "
+                           "one with `codemap calibrate` and pass --calibration")
     below = calibrator.no_match_below if config.no_match_below is None else config.no_match_below
     out = {"no_match_below": below, "broader_below": config.broader_below, "_threshold": None}
     if config.auto_accept is not None:

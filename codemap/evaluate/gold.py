@@ -50,7 +50,7 @@ def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
         ranks[method] = gold_ranks(found, g.gold)
         scores[method] = score_ranks(ranks[method])
         if reranker is not None and method in ("encoder", DEFAULT_METHOD[drugs]):
-            texts = [row["text"] for row in g.prepared[rank.expand_abbreviations][4]]
+            texts = [row["text"] for row in g.prepared[text_key(rank)][4]]
             rerank_inputs[method] = (found, texts)
     rerank_ms = _eval_reranked(reranker, g.base.rerank_top, rerank_inputs, g.gold, scores, ranks)
     return {"rerank_ms_per_row": rerank_ms, "scores": scores, "ranks": ranks, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
@@ -74,7 +74,7 @@ class GoldQueries:
     n_pairs: int  # rows in the gold file, in the target or not
     base: RankConfig  # config.rank with the fusion weight for this pair of languages
     language: LanguageGuess
-    prepared: dict = field(default_factory=dict)  # expand_abbreviations → _prepare_eval's tuple
+    prepared: dict = field(default_factory=dict)  # text_key → _prepare_eval's tuple
     excluded: frozenset = frozenset()  # codes removed from the target (eval --drop-gold-share)
 
     @property
@@ -83,12 +83,17 @@ class GoldQueries:
 
     def rank(self, rank: RankConfig) -> pd.DataFrame:
         """rank_hybrid's candidate frame for these queries under one ranking configuration."""
-        if rank.expand_abbreviations not in self.prepared:
-            self.prepared[rank.expand_abbreviations] = _prepare_eval(
+        if text_key(rank) not in self.prepared:
+            self.prepared[text_key(rank)] = _prepare_eval(
                 self.vocab, self.encoder, self.rows, rank, self.config)
-        used, index, lexical, queries, rows = self.prepared[rank.expand_abbreviations]
+        used, index, lexical, queries, rows = self.prepared[text_key(rank)]
         return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank,
                            hidden_rows(used, self.excluded, len(rows)))
+
+
+def text_key(rank: RankConfig) -> tuple[bool, bool]:
+    """The settings that change the query texts (and so their vectors): one preparation each."""
+    return rank.expand_abbreviations, rank.complete_words
 
 
 def gold_queries(config: EvalConfig) -> GoldQueries:
@@ -157,7 +162,7 @@ def _eval_reranked(reranker: CrossEncoder | None, top: int, inputs: dict, gold: 
 
 def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: RankConfig,
                   config: EvalConfig) -> tuple:
-    """Vocabulary, indexes and query vectors for one setting of `rank.expand_abbreviations`."""
+    """Vocabulary, indexes and query vectors for one `text_key` of the ranking."""
     vocab, expand = with_abbreviations(vocab, rank)
     rows = [{**row, "text": expand(row["text"])} for row in rows]
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
@@ -176,14 +181,16 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
     target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
     plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False,
                     category_evidence=False, usage_evidence=False, expand_abbreviations=False,
-                    text_evidence=False, usual_evidence=False)
+                    text_evidence=False, usual_evidence=False, complete_words=False)
     if drugs:
         return {
             "encoder": replace(plain, method="encoder"),
             "lexical": replace(plain, method="lexical"),
             "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
+            "hybrid + completed words": replace(plain, method="hybrid", complete_words=True),
             "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
-            DEFAULT_METHOD[True]: replace(plain, method="hybrid", drug_evidence=True),
+            DEFAULT_METHOD[True]: replace(plain, method="hybrid", drug_evidence=True,
+                                          complete_words=base.complete_words),
             "hybrid + drug evidence + abbreviations": replace(
                 plain, method="hybrid", drug_evidence=True, expand_abbreviations=True),
         }
@@ -197,6 +204,7 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
         "hybrid + category": replace(plain, method="hybrid", category_evidence=True),
         "hybrid + usage": replace(plain, method="hybrid", usage_evidence=True),
         "hybrid + abbreviations": replace(plain, method="hybrid", expand_abbreviations=True),
+        "hybrid + completed words": replace(plain, method="hybrid", complete_words=True),
         "hybrid + text axes": replace(plain, method="hybrid", text_evidence=True),
         "hybrid + usual variant": replace(plain, method="hybrid", usual_evidence=True),
         DEFAULT_METHOD[False]: replace(base, method="hybrid"),

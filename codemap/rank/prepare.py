@@ -12,6 +12,7 @@ from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .lab_evidence import lab_scorers
 from .labs import add_loinc_axes
 from .sense_lexicon import domain_expander
+from .word_completion import word_completer
 
 
 def evidence_scorers(vocab: Vocabulary, rank: RankConfig) -> list:
@@ -35,13 +36,21 @@ def row_fields(source: SourceTable) -> list[dict]:
 
 def text_expander(vocab: Vocabulary, rank: RankConfig):
     """How source texts are prepared for the encoder and the lexical index, the one place for
-    both `map` and `eval`: formatting noise removed (codemap.read.normalize), then, with
-    `rank.expand_abbreviations`, abbreviations followed by their sense in the target's domain
-    (codemap.rank.sense_lexicon)."""
-    if not rank.expand_abbreviations:
-        return normalize_source
-    expand = domain_expander(vocab)
-    return lambda text: expand(normalize_source(text))
+    both `map` and `eval`: formatting noise removed (codemap.read.normalize); with
+    `rank.complete_words`, cut words completed from the target's words
+    (codemap.rank.word_completion); with `rank.expand_abbreviations`, abbreviations followed by
+    their sense in the target's domain (codemap.rank.sense_lexicon)."""
+    steps = [normalize_source]
+    if rank.complete_words:
+        steps.append(word_completer(vocab))
+    if rank.expand_abbreviations:
+        steps.append(domain_expander(vocab))
+
+    def prepare(text: str) -> str:
+        for step in steps:
+            text = step(text)
+        return text
+    return prepare
 
 
 def with_abbreviations(vocab: Vocabulary, rank: RankConfig):

@@ -31,7 +31,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _PLAIN = re.compile(r"\b[a-z]+\b")  # a word written all in lower case
 # Name types that are abbreviated themselves: their words would make every abbreviation look
 # like a word of the target.
-_SHORT_NAME_TYPES = {"short", "short expanded"}
+SHORT_NAME_TYPES = {"short", "short expanded"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def target_words(names, name_types) -> TargetWords:
     counts: Counter = Counter()
     plain: set = set()
     for name, kind in zip(names, name_types):
-        if kind not in _SHORT_NAME_TYPES:
+        if kind not in SHORT_NAME_TYPES:
             counts.update(set(_WORD.findall(str(name).lower())))
             plain.update(_PLAIN.findall(str(name)))
     return TargetWords(counts, plain)

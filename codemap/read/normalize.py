@@ -46,11 +46,12 @@ def normalize_source(text: str) -> str:
     return stripped or out or text
 
 
-def read_as_notes(texts, explanations):
-    """Each candidate's explanation, led by what its source text was read as where normalising
+def read_as_notes(texts, explanations, read_as=normalize_source):
+    """Each candidate's explanation, led by what its source text was read as where reading
     changed it ("read as 'GLUCOSE'; name: encoder …"), so a reviewer sees why a noisy label
-    matched. `texts` and `explanations` are aligned pandas Series."""
-    read = texts.fillna("").map(normalize_source)
+    matched. `texts` and `explanations` are aligned pandas Series; `read_as` is how ranking read
+    a text (normalised, by default; also with cut words completed, codemap.rank.prepare)."""
+    read = texts.fillna("").map(read_as)
     changed = read != texts.fillna("")
     notes = "read as '" + read + "'"
     rest = explanations.fillna("")

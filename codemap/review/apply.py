@@ -164,14 +164,17 @@ def _fill_added_rows(reviews: pd.DataFrame) -> None:
 
 def _mark_proposed(reviews: pd.DataFrame, vocab: Vocabulary) -> None:
     """A code is codemap's proposal when the row still shows that concept's name and a score;
-    otherwise the reviewer typed it: its name comes from the vocabulary and it has no score."""
+    otherwise the reviewer typed it: its name comes from the vocabulary and it has no score,
+    confidence or other model figure (those were the replaced candidate's)."""
     names = dict(zip(vocab.concepts["code"], vocab.concepts["name"]))
     vocab_name = reviews["target_code"].map(names).fillna("")
     proposed = (reviews["score"] != "") & (vocab_name == reviews["target_name"])
     reviews["proposed"] = proposed
     typed = ~proposed & (reviews["target_code"] != "")
     reviews.loc[typed, "target_name"] = vocab_name[typed]
-    reviews.loc[typed, "score"] = ""
+    for column in ("score", "confidence", "encoder_score", "lexical_score"):
+        if column in reviews:
+            reviews.loc[typed, column] = ""
 
 
 def _approve_above(reviews: pd.DataFrame, threshold: float) -> None:
