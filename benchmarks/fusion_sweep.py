@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from codemap.config import EvalConfig, RankConfig
-from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
+from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries, text_key
 from codemap.evaluate.metrics import gold_ranks
 from codemap.rank.drug_agreement import is_drug_vocabulary
 from codemap.rank.hybrid import _ConceptLayout
@@ -40,6 +40,7 @@ SETS = {
                       "icd10cm_code", ("term",)),
     "drugs": (DATA / "ohdsi_mimic_drugs_dev.tsv", "DRUGS", "target_concept_id",
               ("local_drug_string",)),
+    "german_labs": (DATA / "german_lab_labels_dev.tsv", "LOINC", "loinc_code", ("label",)),
 }
 # The fresh parts: scored once, under benchmarks/results/fusion/RULE.md; nothing is chosen on them.
 FRESH = {
@@ -53,6 +54,7 @@ FRESH = {
                               ("term",)),
     "drugs_fresh": (DATA / "ohdsi_mimic_drugs_fresh.tsv", "DRUGS", "target_concept_id",
                     ("local_drug_string",)),
+    "german_labs_fresh": (DATA / "german_lab_labels_fresh.tsv", "LOINC", "loinc_code", ("label",)),
 }
 WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 GATES = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6]
@@ -64,8 +66,9 @@ def load(name: str):
                                    text_cols=text_cols, progress=False))
 
 
-def with_evidence(name: str, weights=WEIGHTS) -> dict[str, list]:
-    """Gold ranks of the full default ranking (fusion + the domain's evidence) at each weight."""
+def with_evidence(name: str, weights=WEIGHTS, toggle: str | None = None) -> dict[str, list]:
+    """Gold ranks of the full default ranking (fusion + the domain's evidence) at each weight,
+    or, with `toggle` (a RankConfig switch), with that switch off and on."""
     g = load(name)
     drugs = is_drug_vocabulary(g.vocab)
     methods = eval_methods(g.base, drugs=drugs)
@@ -74,9 +77,11 @@ def with_evidence(name: str, weights=WEIGHTS) -> dict[str, list]:
     for alone in ("encoder", "lexical"):
         ranks = gold_ranks(g.rank(methods[alone]), g.gold)
         out[alone] = [r if r is not None else 10**6 for r in ranks]
-    for w in weights:
-        ranks = gold_ranks(g.rank(replace(default, encoder_weight=w)), g.gold)
-        out[f"default w={w}"] = [r if r is not None else 10**6 for r in ranks]
+    settings = ({f"default {toggle}={on}": {toggle: on} for on in (False, True)} if toggle
+                else {f"default w={w}": {"encoder_weight": w} for w in weights})
+    for label, setting in settings.items():
+        ranks = gold_ranks(g.rank(replace(default, **setting)), g.gold)
+        out[label] = [r if r is not None else 10**6 for r in ranks]
     return out
 
 
@@ -87,7 +92,7 @@ def concept_scores(name: str):
                     drug_evidence=False, category_evidence=False, usage_evidence=False,
                     text_evidence=False, usual_evidence=False, expand_abbreviations=False)
     g.rank(replace(plain, top_k=1))  # builds the indexes and query vectors
-    vocab, index, lexical, queries, rows = g.prepared[False]
+    vocab, index, lexical, queries, rows = g.prepared[text_key(plain)]
     layout = _ConceptLayout.of(vocab)
     enc = queries @ index.vectors.T
     lex = lexical.similarity([r["text"] for r in rows])
@@ -145,6 +150,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sets", default=",".join(SETS),
                         help=f"comma-separated, of: {', '.join([*SETS, *FRESH])}")
     parser.add_argument("--weights", default=",".join(map(str, WEIGHTS)))
+    parser.add_argument("--toggle", help="with --evidence: compare this RankConfig switch off/on")
     parser.add_argument("--evidence", action="store_true",
                         help="score the full default ranking (with evidence) at each weight instead")
     parser.add_argument("--cache", type=Path, help="keep each set's score matrices here")
@@ -152,7 +158,8 @@ def main(argv=None) -> int:
     report = json.loads(args.out.read_text()) if args.out.exists() else {}
     for name in args.sets.split(","):
         if args.evidence:
-            report[name] = with_evidence(name, [float(w) for w in args.weights.split(",")])
+            report[name] = with_evidence(name, [float(w) for w in args.weights.split(",")],
+                                         args.toggle)
         else:
             enc, lex, columns, plain = _cached(name, args.cache)
             report[name] = {label: gold_rank(fused, columns).tolist()

@@ -82,7 +82,7 @@ def test_text_scorers_agree_and_contradict_with_reasons():
 def test_usual_variant_priors_learned_from_ranks():
     """Urate is ordered mostly in serum/plasma: with no specimen stated, the serum code gets the
     larger bonus; a text that names urine silences the prior."""
-    assert max(usual_systems("urate"), key=usual_systems("urate").get) == "blood"
+    assert max(usual_systems("urate"), key=usual_systems("urate").get) == "serum or plasma"
     prior = UsualSpecimenScorer()
     bare = {"text": "Urate", "unit": "", "specimen": ""}
     assert prior.score(bare, _shipped("3084-1")).adjust > prior.score(bare, _shipped("3086-6")).adjust > 0
@@ -128,3 +128,11 @@ def test_map_cli_explains_text_and_prior_evidence(tmp_path, shared_cache):
     top = found[found["rank"] == "1"]
     assert top["explanation"].str.contains("text says ur; candidate is Urine").all()
     assert top["explanation"].str.contains("common test rank").any()
+
+
+def test_usual_specimen_tells_serum_from_whole_blood():
+    """Serum/plasma and whole blood are one specimen group, but not one usual specimen: with no
+    specimen stated, the serum/plasma sodium (the far more ordered one) gets the larger bonus."""
+    prior, bare = UsualSpecimenScorer(), {"text": "Natrium", "unit": "", "specimen": ""}
+    serum, blood = prior.score(bare, _shipped("2951-2")), prior.score(bare, _shipped("2947-0"))
+    assert serum.adjust > 5 * blood.adjust and "serum or plasma" in serum.reason

@@ -64,6 +64,9 @@ def test_builtin_loinc_has_german_names_with_its_licence():
     potassium = set(german.loc[german["code"] == "2823-3", "name"])
     assert "Kalium [Mol/Volumen] in Serum oder Plasma" in potassium
     assert "Gamma-GT Serum oder Plasma" in set(german.loc[german["code"] == "2324-2", "name"])
+    # "RBC" is listed under the red-cell count, the RDW and more analytes: a keyword, no name.
+    assert not german["name"].str.startswith("RBC ").any()
+    assert "RDW Erythrozyten" in set(german.loc[german["code"] == "788-0", "name"])
     licence = REPO / "codemap/data/loinc/LICENSE-LOINC.txt"
     assert "Linguistic Variants" in licence.read_text(encoding="utf-8")
     assert "German" in vocab.notice

@@ -9,7 +9,7 @@ so a learned ranker can weigh each on its own:
   also gives in a column (a specimen or unit the column scorers understand) is left to those
   scorers, so it is not counted twice.
 - usual_specimen, usual_method: when the row states no specimen / no method, prefer the
-  candidate whose specimen / method carries the larger share of its component's ordering
+  candidate whose system / method carries the larger share of its component's ordering
   (codemap.rank.loinc_commonness, learned from the LOINC common-test ranks).
 
 Every scorer speaks only about LOINC codes (by their check digit), so a non-LOINC target ranks
@@ -26,7 +26,7 @@ from typing import Callable, Mapping
 from .evidence import NO_EVIDENCE, Evidence
 from .labs import CategoryScorer, SpecimenScorer, UnitScorer, specimen_group
 from .loinc_commonness import UsageScorer, usual_methods, usual_systems
-from .loinc_parts import Axes, concept_axes, is_loinc_code, text_axes
+from .loinc_parts import Axes, concept_axes, is_loinc_code, long_name_system, text_axes
 from .units import parse_unit
 
 _is_loinc = functools.lru_cache(maxsize=1 << 16)(is_loinc_code)
@@ -129,12 +129,11 @@ class UsualSpecimenScorer(_BoundScorer):
 
     def _score(self, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
-        if axes is None or not axes.group:
-            return NO_EVIDENCE
-        share = usual_systems(axes.component).get(axes.group, 0.0)
+        system = long_name_system(concept) if axes is not None else ""
+        share = usual_systems(axes.component).get(system, 0.0) if system else 0.0
         if share <= 0:
             return NO_EVIDENCE
-        return Evidence(self.weight * share, f"no specimen stated; {axes.group} is "
+        return Evidence(self.weight * share, f"no specimen stated; {system} is "
                                              f"{share:.0%} of {axes.component} orders")
 
 

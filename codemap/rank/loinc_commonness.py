@@ -6,10 +6,12 @@ them), whose rank orders tests by how often US labs report them:
 - `code_rank(code)`: a code's rank, for ANY target whose codes are LOINC codes (built-in, store
   import, a user's table), not only one that carries a rank column;
 - `usual_systems(component)`, `usual_methods(component)`: how a component's ordering is shared
-  among specimen groups and methods, each ranked code weighted 1/rank (test volumes fall off
-  roughly as 1/rank: Zipf). "Urate" is ordered mostly in serum/plasma, "Neutrophils/100
-  leukocytes" mostly by automated count: the everyday variant of a bare analyte, from data
-  rather than a list of tests.
+  among systems (as the long names write them: "Serum or Plasma", "Blood") and methods, each
+  ranked code weighted 1/rank (test volumes fall off roughly as 1/rank: Zipf). "Urate" is
+  ordered mostly in serum/plasma, "Neutrophils/100 leukocytes" mostly by automated count: the
+  everyday variant of a bare analyte, from data rather than a list of tests. Systems, not
+  specimen groups: serum/plasma and whole blood are one group, yet "Sodium" is ordered in the
+  one 25 times as often as in the other.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .evidence import NO_EVIDENCE, Evidence
-from .loinc_parts import concept_axes, is_loinc_code, ranked_codes
+from .loinc_parts import concept_axes, is_loinc_code, long_name_system, ranked_codes
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,20 +41,21 @@ def code_rank(code: str) -> int:
 
 @functools.lru_cache(maxsize=1)
 def _shares() -> tuple[dict, dict, float]:
-    """component → {specimen group: share}, component → {method: share} ("" = no method), and
-    the share of ordering that goes to method-less codes overall."""
-    groups: dict = defaultdict(lambda: defaultdict(float))
+    """component → {system: share}, component → {method: share} ("" = no method), and the
+    share of ordering that goes to method-less codes overall."""
+    systems: dict = defaultdict(lambda: defaultdict(float))
     methods: dict = defaultdict(lambda: defaultdict(float))
     methodless = total = 0.0
     for row in ranked_codes().to_dict("records"):
         axes, weight = concept_axes(row), 1.0 / row["rank"]
         method = next(iter(axes.methods), "")
-        if axes.group:
-            groups[axes.component][axes.group] += weight
+        system = long_name_system(row)
+        if system:
+            systems[axes.component][system] += weight
         methods[axes.component][method] += weight
         methodless += weight * (method == "")
         total += weight
-    return _normalise(groups), _normalise(methods), methodless / total
+    return _normalise(systems), _normalise(methods), methodless / total
 
 
 def _normalise(table: dict) -> dict:
@@ -64,7 +67,8 @@ def _normalise(table: dict) -> dict:
 
 
 def usual_systems(component: str) -> dict[str, float]:
-    """Share of the component's ordering per specimen group ({} when it is not ranked)."""
+    """Share of the component's ordering per system (loinc_parts.long_name_system; {} when the
+    component is not ranked)."""
     return _shares()[0].get(component.lower(), {})
 
 

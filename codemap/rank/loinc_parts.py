@@ -217,6 +217,14 @@ def _system_of(long_name: str) -> str:
     return found.group(1).strip() if found else system_from_name(long_name)
 
 
+def long_name_system(concept: Mapping[str, object]) -> str:
+    """The system as the concept's long name writes it, lower case ("serum or plasma"; "" when
+    the name says none): one spelling for the built-in names, a LOINC import's and the ranked
+    lists', whatever SYSTEM column a table also has ("Ser/Plas")."""
+    name = str(concept.get("name", "") or "").split(" --")[0]
+    return _system_of(name).lower()
+
+
 def _method_from_name(long_name: str) -> str:
     found = re.search(r" by (.+?)(?: --|$)", long_name)
     return found.group(1).strip().lower() if found else ""

@@ -161,13 +161,19 @@ def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
     """German names (lang "de") of the built-in codes, from the deDE15 linguistic variant
     (benchmarks/build_loinc_german.py): the long common name, and each German related name of
     the component with the specimen ("Gamma-GT Serum oder Plasma"), since local lists name the
-    analyte by its everyday name and rarely spell out the property."""
+    analyte by its everyday name and rarely spell out the property. A related name listed under
+    codes of several analytes ("RBC" under the red-cell count, the RDW, the MCH) is a search
+    keyword that names none of them, and is left out."""
     with resources.as_file(folder / "loinc_de_names.tsv") as tsv:
         german = pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False)
     german = german[german["code"].isin(codes)]
     related = german.assign(name=german["related_names"].str.split(";")).explode("name")
     related["name"] = related["name"].str.strip()
     related = related[related["name"] != ""]
+    # The analyte: the component before its first LOINC part separator ("Glucose^2H post dose").
+    analyte = related["component"].str.split(r"[.^]", regex=True).str[0].str.strip().str.lower()
+    analytes = analyte.groupby(related["name"].str.lower()).transform("nunique")
+    related = related[analytes == 1]
     return pd.concat([
         pd.DataFrame({"code": german["code"], "name": german["long_common_name"],
                       "name_type": "preferred"}),
