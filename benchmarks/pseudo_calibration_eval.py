@@ -1,6 +1,7 @@
 """AUROC of the pseudo-query calibration (codemap.decide.pseudo_calibration) on real dev/fresh
 sets with a quarter of the gold codes removed from the target: the raw top score, the calibration
-with every feature, and the shipped one (raw encoder and lexical scores zeroed).
+with every feature, and the shipped one (raw encoder and lexical scores zeroed); for a target
+with a dev-fitted calibration shipped (LOINC, drugs), that one too.
 
     python benchmarks/pseudo_calibration_eval.py hpo_lay,pcs_short,icd_inclusion
     python benchmarks/pseudo_calibration_eval.py hpo_lay_fresh,pcs_short_fresh,icd_inclusion_confirm
@@ -17,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusion_sweep  # noqa: E402  (the set list)
 from codemap.config import EvalConfig  # noqa: E402
 from codemap.decide import pseudo_calibration  # noqa: E402
-from codemap.decide.confidence import target_domain  # noqa: E402
+from codemap.decide.confidence import choose_calibrator, ranking_key, target_domain  # noqa: E402
 from codemap.decide.learned_eval import auroc, learned_target, top_confidence  # noqa: E402
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries  # noqa: E402
 from codemap.evaluate.metrics import gold_ranks  # noqa: E402
@@ -47,6 +48,11 @@ def measure(name: str) -> dict:
         out[label] = auroc(top_confidence(scored, len(g.gold), "confidence"), ranks)
         out[f"{label} (on pseudo-queries)"] = calibrator.metrics["auroc_top1"]
     pseudo_calibration.NOT_TRANSFERRED = shipped
+    dev_fitted, _ = choose_calibrator(None, g.model, target_domain(tgt.vocab),
+                                      ranking_key(g.base, scorers))
+    if dev_fitted is not None:
+        scored = found.assign(confidence=dev_fitted.predict(found))
+        out["dev-fitted"] = auroc(top_confidence(scored, len(g.gold), "confidence"), ranks)
     return out
 
 
