@@ -450,3 +450,21 @@ def test_english_loinc_and_do_sources_read_the_public_layout(tmp_path):
         'synonym: "influenza" EXACT []\nis_a: DOID:1 ! disease\n', encoding="utf-8")
     do = resolve_kg("do", tmp_path)
     assert do.relations.values.tolist() == [["DOID:2", "is_a", "DOID:1"]]
+
+
+def test_the_shipped_coder_en_adapter_loads_and_keeps_synonyms_together(tmp_path):
+    """The real shipped adapter (codemap/data/models/coder-en): small, on the packaged MiniLM,
+    its decision recorded, not yet `default`; merged, it embeds a synonym nearer than a stranger."""
+    from codemap.embed import Encoder
+    from codemap.config import EncoderConfig
+    from codemap.embed.adapters import adapter_replacing, shipped_adapters, shipped_folder
+    from codemap.embed.models import resolve_model
+
+    manifest = shipped_adapters()["coder-en"]
+    assert manifest["base"] == "default" and manifest["evaluation"]["rule_holds"]
+    assert (shipped_folder() / "coder-en" / "adapter.safetensors").stat().st_size < 25 * 2**20
+    assert adapter_replacing("default") is None  # the switch waits for the re-measured ranking
+    assert resolve_model("coder-en", tmp_path).extra["adapter"] == "coder-en"
+    encoder = Encoder.load(EncoderConfig(model="coder-en", backend="torch"), cache_dir=tmp_path)
+    a, b, c = encoder.encode(["heart attack", "myocardial infarction", "fracture of femur"])
+    assert float(a @ b) > float(a @ c) + 0.1
