@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from codemap.config import EvalConfig, RankConfig
+from codemap.config import EncoderConfig, EvalConfig, RankConfig
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries, text_key
 from codemap.evaluate.metrics import gold_ranks
 from codemap.rank.drug_agreement import is_drug_vocabulary
@@ -60,10 +60,14 @@ WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 GATES = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6]
 
 
+MODEL = "default"  # --model: the encoder every set is ranked with
+
+
 def load(name: str):
     gold, target, gold_col, text_cols = {**SETS, **FRESH}[name]
     return gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col,
-                                   text_cols=text_cols, progress=False))
+                                   text_cols=text_cols, progress=False,
+                                   encoder=EncoderConfig(model=MODEL)))
 
 
 def with_evidence(name: str, weights=WEIGHTS, toggle: str | None = None) -> dict[str, list]:
@@ -154,7 +158,10 @@ def main(argv=None) -> int:
     parser.add_argument("--evidence", action="store_true",
                         help="score the full default ranking (with evidence) at each weight instead")
     parser.add_argument("--cache", type=Path, help="keep each set's score matrices here")
+    parser.add_argument("--model", default="default", help="the encoder (a --model name or folder)")
     args = parser.parse_args(argv)
+    global MODEL
+    MODEL = args.model
     report = json.loads(args.out.read_text()) if args.out.exists() else {}
     for name in args.sets.split(","):
         if args.evidence:
