@@ -81,7 +81,9 @@ def with_evidence(name: str, weights=WEIGHTS, toggle: str | None = None) -> dict
     for alone in ("encoder", "lexical"):
         ranks = gold_ranks(g.rank(methods[alone]), g.gold)
         out[alone] = [r if r is not None else 10**6 for r in ranks]
-    settings = ({f"default {toggle}={on}": {toggle: on} for on in (False, True)} if toggle
+    # A toggle is compared at the one weight given (--weights w), else at the default weight.
+    at = {"encoder_weight": weights[0]} if toggle and len(weights) == 1 else {}
+    settings = ({f"default {toggle}={on}": {toggle: on, **at} for on in (False, True)} if toggle
                 else {f"default w={w}": {"encoder_weight": w} for w in weights})
     for label, setting in settings.items():
         ranks = gold_ranks(g.rank(replace(default, **setting)), g.gold)
@@ -94,7 +96,8 @@ def concept_scores(name: str):
     g = load(name)
     plain = replace(g.base, method="hybrid", unit_evidence=False, specimen_evidence=False,
                     drug_evidence=False, category_evidence=False, usage_evidence=False,
-                    text_evidence=False, usual_evidence=False, expand_abbreviations=False)
+                    text_evidence=False, usual_evidence=False, expand_abbreviations=False,
+                    component_backoff=False)
     g.rank(replace(plain, top_k=1))  # builds the indexes and query vectors
     vocab, index, lexical, queries, rows = g.prepared[text_key(plain)]
     layout = _ConceptLayout.of(vocab)

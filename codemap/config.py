@@ -125,6 +125,9 @@ class RankConfig:
     usage_evidence: bool = True  # LOINC common test rank: prefer commonly ordered tests
     text_evidence: bool = True  # specimen/property/timing/method words in the row's text
     usual_evidence: bool = True  # usual specimen and method of a component when unstated
+    # LOINC variants the row cannot tell apart share their best name score
+    # (codemap.rank.lab_evidence.ComponentBackoff; benchmarks/results/component-backoff/RULE.md).
+    component_backoff: bool = True
     evidence_off: tuple[str, ...] = ()  # evidence scorers left out by name (ablations)
     # Expand lab abbreviations learned from LOINC short/long names (codemap.rank.abbreviations) in
     # the source texts and the target's short names. Off by default: it helps short-name-style lists

@@ -136,3 +136,29 @@ def test_usual_specimen_tells_serum_from_whole_blood():
     prior, bare = UsualSpecimenScorer(), {"text": "Natrium", "unit": "", "specimen": ""}
     serum, blood = prior.score(bare, _shipped("2951-2")), prior.score(bare, _shipped("2947-0"))
     assert serum.adjust > 5 * blood.adjust and "serum or plasma" in serum.reason
+
+
+def test_component_backoff_groups_only_what_the_row_cannot_tell_apart():
+    """Siblings share a key when the row states no axis that separates them; a stated specimen
+    or unit separates them again; a code that is not LOINC has no key."""
+    from codemap.rank.lab_evidence import ComponentBackoff
+    mass, moles, urine = _shipped("1975-2"), _shipped("14631-6"), _shipped("70199-5")
+    bare = ComponentBackoff().sibling_key({"text": "Bilirubin, Total"})
+    assert bare(mass) == bare(moles) == bare(urine) is not None
+    in_urine = ComponentBackoff().sibling_key({"text": "Bilirubin, Total, urine"})
+    assert in_urine(mass) == in_urine(moles) != in_urine(urine)
+    with_unit = ComponentBackoff().sibling_key({"text": "Bilirubin, Total", "unit": "mg/dL"})
+    assert with_unit(mass) != with_unit(moles)
+    assert bare({"code": "HP:0001250", "name": "Seizure"}) is None
+
+
+def test_sibling_scores_lift_a_variant_and_keep_its_own_score():
+    """The lift: each candidate takes the best name score of its key; the one that has it, and
+    candidates without a key, keep their own (the tie-break of the ranking)."""
+    import numpy as np
+    from codemap.rank.hybrid import _sibling_scores
+    records = {0: {"k": "a"}, 1: {"k": "a"}, 2: {"k": None}, 3: {"k": "b"}}
+    fused = np.array([0.6, 0.8, 0.9, 0.5])
+    found = _sibling_scores(fused, [0, 1, 2, 3], records.__getitem__, lambda r: r["k"])
+    assert found == {0: (0.6, 1), 1: (0.8, None), 2: (0.9, None), 3: (0.5, None)}
+    assert _sibling_scores(fused, [0, 1], records.__getitem__, None) == {0: (0.6, None), 1: (0.8, None)}

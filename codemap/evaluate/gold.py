@@ -181,7 +181,8 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
     target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
     plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False,
                     category_evidence=False, usage_evidence=False, expand_abbreviations=False,
-                    text_evidence=False, usual_evidence=False, complete_words=False)
+                    text_evidence=False, usual_evidence=False, complete_words=False,
+                    component_backoff=False)
     if drugs:
         return {
             "encoder": replace(plain, method="encoder"),
@@ -207,5 +208,6 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
         "hybrid + completed words": replace(plain, method="hybrid", complete_words=True),
         "hybrid + text axes": replace(plain, method="hybrid", text_evidence=True),
         "hybrid + usual variant": replace(plain, method="hybrid", usual_evidence=True),
+        "hybrid + component back-off": replace(plain, method="hybrid", component_backoff=True),
         DEFAULT_METHOD[False]: replace(base, method="hybrid"),
     }

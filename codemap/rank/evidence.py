@@ -15,6 +15,11 @@ row's ~50 candidates, and a scorer that cannot speak (no unit, no specimen) cost
 
 A scorer may also offer extra candidates for a row (`candidates(row) -> set of concept codes`):
 concepts the name indexes may miss but the domain knows are relevant (a brand's products).
+
+A scorer may also say which candidates the row cannot tell apart by name
+(`sibling_key(row) -> callable(concept) -> key or None`): candidates with one key share the best
+name score among them, so evidence, not encoder noise, orders them (a LOINC component's variants
+when the row states no specimen or property: codemap.rank.lab_evidence.ComponentBackoff).
 """
 from __future__ import annotations
 
@@ -88,3 +93,12 @@ def extra_candidates(scorers: Sequence[EvidenceScorer], row: Mapping[str, str]) 
         if offer is not None:
             found |= offer(row)
     return found
+
+
+def sibling_keys(scorers: Sequence[EvidenceScorer], row: Mapping[str, str]):
+    """The first scorer's `sibling_key` bound to `row`, None when no scorer groups candidates."""
+    for scorer in scorers:
+        group = getattr(scorer, "sibling_key", None)
+        if group is not None:
+            return group(row)
+    return None

@@ -12,7 +12,7 @@ from tqdm import tqdm
 from ..config import RankConfig
 from ..embed.index import NameIndex
 from ..vocab.vocabulary import Vocabulary
-from .evidence import extra_candidates, for_row, weigh_bound
+from .evidence import extra_candidates, for_row, sibling_keys, weigh_bound
 
 CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_name", "score"]
 
@@ -193,6 +193,24 @@ def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
     return w * enc_c + (1 - w) * lex_c
 
 
+def _sibling_scores(fused_row, candidates, record, key) -> dict:
+    """Each candidate's name score and, when a sibling the row cannot tell apart scores higher
+    (`key`: codemap.rank.evidence.sibling_keys), that sibling, whose score it takes:
+    {c: (own score, sibling or None)}."""
+    own = {c: (float(fused_row[c]), None) for c in candidates}
+    if key is None:
+        return own
+    keys = {c: key(record(c)) for c in candidates}
+    best: dict = {}
+    for c, k in keys.items():
+        if k is not None and (k not in best or fused_row[c] > fused_row[best[k]]):
+            best[k] = c
+    for c, k in keys.items():
+        if k is not None and fused_row[best[k]] > fused_row[c]:
+            own[c] = (float(fused_row[c]), best[k])
+    return own
+
+
 def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None):
     """`record_of(c)` is concept c's row as a dict (`_ConceptRecords`); `allowed` (rows ×
     concepts), when given, limits each row to its own pooled concepts."""
@@ -210,18 +228,24 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
         top = top[np.isfinite(fused[q, top])]
         extra = layout.numbers(extra_candidates(scorers, rows[q]))
         bound = for_row(scorers, rows[q])  # the row's side of the evidence, once per row
+        candidates = [c for c in np.union1d(top, extra) if np.isfinite(fused[q, c])]  # else every name excluded
+        name_score = _sibling_scores(fused[q], candidates, record, sibling_keys(scorers, rows[q]))
         scored = []
-        for c in np.union1d(top, extra):
-            if not np.isfinite(fused[q, c]):
-                continue  # every name of it excluded for this row
+        for c in candidates:
             adjust, reasons, contradicted, tier = weigh_bound(bound, record(c))
             if contradicted and config.hide_contradicted:
                 continue
-            scored.append((tier, float(fused[q, c]) + adjust, c, reasons))
-        # Ties at the shown precision go to the lower concept number, so a row's candidates do
-        # not depend on float noise from the other texts of its embedding batch.
-        scored.sort(key=lambda item: (-item[0], -round(item[1], 4), item[2]))
-        for rank, (_, score, c, reasons) in enumerate(scored[:config.top_k], start=1):
+            own, shared = name_score[c]
+            name = own if shared is None else float(fused[q, shared])
+            if shared is not None:  # its own name score stays visible in the explanation
+                reasons = [f"name score {name:.4f} of {layout.concept_codes[shared]}, a variant "
+                           f"the row does not tell apart (own {own:.4f})", *reasons]
+            scored.append((tier, name + adjust, own, c, reasons))
+        # Equal scores (a variant sharing its sibling's name score, with no evidence between
+        # them) go to the better own name score, then to the lower concept number, so a row's
+        # candidates do not depend on float noise from the other texts of its embedding batch.
+        scored.sort(key=lambda item: (-item[0], -round(item[1], 4), -round(item[2], 4), item[3]))
+        for rank, (_, score, _, c, reasons) in enumerate(scored[:config.top_k], start=1):
             name_rows = layout.order[bounds[c]:bounds[c + 1]]
             per_name = sum(m[q, name_rows] for m in (enc, lex) if m is not None)
             best = name_rows[int(np.argmax(per_name))]

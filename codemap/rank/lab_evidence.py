@@ -162,6 +162,44 @@ class UsualMethodScorer(_BoundScorer):
                                              f"{axes.component or 'ranked'} orders")
 
 
+@dataclass(frozen=True)
+class ComponentBackoff:
+    """LOINC variants of one component that the row cannot tell apart share their best name score.
+
+    A component's codes differ in their names only by the axis words (property, system, timing,
+    method). When the row states none of an axis, the encoder's preference along it is noise (and
+    a trained model, which learns to push siblings apart, makes that noise larger than the
+    evidence); the usual-variant priors, the common-test rank and the unit column should decide.
+    Candidates are grouped by component (with its challenge, "--1 hour post meal", which is part
+    of a LOINC component) plus each axis the row does state (text or column). A stated specimen
+    keeps every system apart, not only specimen groups: a row that names one says which
+    ("Bld" is not "SerPl", though both are blood). Adds no evidence itself.
+    """
+
+    name: str = "component_backoff"
+
+    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
+        return NO_EVIDENCE
+
+    def for_row(self, row: Mapping[str, str]):
+        return None
+
+    def sibling_key(self, row: Mapping[str, str]):
+        said = _row_axes(row)
+        stated = (bool(said.group) or _column_specimen(row), bool(said.properties) or _column_unit(row),
+                  bool(said.timing), bool(said.methods))
+        return functools.partial(self._key, stated)
+
+    @staticmethod
+    def _key(stated: tuple, concept: Mapping[str, object]) -> tuple | None:
+        axes = _loinc_axes(concept)
+        if axes is None or not axes.component:
+            return None
+        challenge = str(concept.get("name", "") or "").partition(" --")[2].lower()
+        values = (axes.system.lower(), _first(axes.properties), axes.timing, _first(axes.methods))
+        return (axes.component, challenge, *(v if s else None for v, s in zip(values, stated)))
+
+
 def text_scorers() -> list:
     """The four text-axis scorers: the size of the column scorers' adjustment for the same fact,
     smaller where the text is a weaker witness ("count" may name a percentage panel)."""
@@ -176,11 +214,12 @@ def usual_scorers() -> list:
 
 def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True,
                 category: bool = True, usage: bool = True, text: bool = True,
-                usual: bool = True, off: tuple[str, ...] = ()) -> list:
+                usual: bool = True, backoff: bool = True, off: tuple[str, ...] = ()) -> list:
     """The lab evidence scorers, each switchable for ablations: by family, or by `name` (`off`).
     `text`: the row's text read as LOINC axes; `usual`: usual specimen/method when unstated
-    (this module)."""
+    (this module); `backoff`: ComponentBackoff."""
     scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen),
                (CategoryScorer(), category), (UsageScorer(), usage),
-               *((s, text) for s in text_scorers()), *((s, usual) for s in usual_scorers()))
+               *((s, text) for s in text_scorers()), *((s, usual) for s in usual_scorers()),
+               (ComponentBackoff(), backoff))
     return [s for s, on in scorers if on and s.name not in off]

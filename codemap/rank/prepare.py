@@ -21,7 +21,8 @@ def evidence_scorers(vocab: Vocabulary, rank: RankConfig) -> list:
         return drug_scorers(vocab.concepts) if rank.drug_evidence else []
     return lab_scorers(rank.unit_evidence, rank.specimen_evidence,
                        category=rank.category_evidence, usage=rank.usage_evidence,
-                       text=rank.text_evidence, usual=rank.usual_evidence, off=rank.evidence_off)
+                       text=rank.text_evidence, usual=rank.usual_evidence,
+                       backoff=rank.component_backoff, off=rank.evidence_off)
 
 
 def row_fields(source: SourceTable) -> list[dict]:
