@@ -138,7 +138,12 @@ def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_m
     assert for_languages(base, "de", "en", True).encoder_weight == base.crosslingual_encoder_weight
     assert not for_languages(base, "de", "en", True).usage_evidence
     assert for_languages(base, "en", "en", True) == base
-    assert for_languages(base, "de", "en", False) == base  # an English model needs the lexical cue
+    # An English model keeps the same-language fusion (it needs the lexical cue), but no list is
+    # completed from the words of a target in another language, whatever the model.
+    english = for_languages(base, "de", "en", False)
+    assert (english.encoder_weight, english.usage_evidence) == (base.encoder_weight, True)
+    assert base.complete_words and not english.complete_words
+    assert not for_languages(base, "de", "en", True).complete_words
     assert for_languages(base, "", "en", True) == base  # language unknown: leave it
     assert not resolve_model("default").multilingual()  # 30,522 word pieces
     names = ["Kalium im Serum", "Natrium im Urin", "Glukose im Blut"] * 10

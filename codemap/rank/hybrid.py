@@ -164,14 +164,19 @@ def _name_scores(index, lexical, queries, rows, config):
 
 def for_languages(config: RankConfig, source_lang: str, target_lang: str,
                   multilingual_model: bool) -> RankConfig:
-    """The ranking settings for this pair of languages: with a multilingual model and source
-    texts in another language than the target names, the encoder gets the cross-lingual weight.
-
-    The usage prior (LOINC common test rank) is then off: its bonus was sized against the
-    same-language fusion's score spread, and on the nearly flat cross-lingual scores of
-    multilingual-e5 it outweighs the names (German LOINC set: acc@1 0.817 without it, 0.713 with).
+    """The ranking settings for this pair of languages. Source texts in another language than
+    the target names are not completed from the target's words (a German "Akut…" would become an
+    English word; ICD-10-GM → ICD-10-CM acc@1 0.827 with it, 0.930 without:
+    benchmarks/results/fusion/RULE-crosslingual-completion.md). With a multilingual model the
+    encoder then also gets the cross-lingual weight, and the usage prior (LOINC common test rank)
+    is off: its bonus was sized against the same-language fusion's score spread, and on the
+    nearly flat cross-lingual scores of multilingual-e5 it outweighs the names (German LOINC set:
+    acc@1 0.817 without it, 0.713 with).
     """
-    if multilingual_model and source_lang and target_lang and source_lang != target_lang:
+    if not (source_lang and target_lang and source_lang != target_lang):
+        return config
+    config = replace(config, complete_words=False)
+    if multilingual_model:
         return replace(config, encoder_weight=config.crosslingual_encoder_weight,
                        usage_evidence=False)
     return config
