@@ -3,15 +3,17 @@
 For each dev set the per-concept encoder cosine and lexical TF-IDF cosine of every query are
 computed once (no domain evidence), then each fusion variant is scored offline: acc@1 of the
 fused score alone. The output is one JSON file of per-set acc@1 per variant, plus the per-query
-gold ranks, so a leave-one-set-out choice can be made from it (benchmarks/fusion_choose.py).
+gold ranks, so a leave-one-set-out choice can be made from it (benchmarks/default_model_decide.py).
 
     python benchmarks/fusion_sweep.py benchmarks/results/fusion/sweep.json [--sets a,b]
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries, te
 from codemap.evaluate.metrics import gold_ranks
 from codemap.rank.drug_agreement import is_drug_vocabulary
 from codemap.rank.hybrid import _ConceptLayout
+from train_decide import english_loinc  # benchmarks/ is on sys.path when run as a script
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -56,6 +59,13 @@ FRESH = {
                     ("local_drug_string",)),
     "german_labs_fresh": (DATA / "german_lab_labels_fresh.tsv", "LOINC", "loinc_code", ("label",)),
 }
+# Cross-lingual sets (the multilingual model's own use): German LOINC names against the English
+# names only (the built-in LOINC carries German names, which would make them exact matches).
+CROSSLINGUAL = {
+    "loinc_de_en": (DATA / "loinc_de_to_en.tsv", "english-loinc", "loinc_code", ("name",)),
+    "icd10gm_de": (DATA / "icd10gm_de.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    "cie10_es": (DATA / "cie10_es.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+}
 WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 GATES = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6]
 
@@ -63,16 +73,23 @@ GATES = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6]
 MODEL = "default"  # --model: the encoder every set is ranked with
 
 
+@functools.lru_cache(maxsize=1)
+def _english_loinc() -> str:
+    return english_loinc(Path(tempfile.mkdtemp(prefix="codemap-sweep-")))
+
+
 def load(name: str):
-    gold, target, gold_col, text_cols = {**SETS, **FRESH}[name]
+    gold, target, gold_col, text_cols = {**SETS, **FRESH, **CROSSLINGUAL}[name]
+    target = _english_loinc() if target == "english-loinc" else target
     return gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col,
                                    text_cols=text_cols, progress=False,
                                    encoder=EncoderConfig(model=MODEL)))
 
 
 def with_evidence(name: str, weights=WEIGHTS, toggle: str | None = None) -> dict[str, list]:
-    """Gold ranks of the full default ranking (fusion + the domain's evidence) at each weight,
-    or, with `toggle` (a RankConfig switch), with that switch off and on."""
+    """Gold ranks of the full default ranking (fusion + the domain's evidence) at each weight
+    ("shipped": the shipped settings, the cross-lingual weight included), or, with `toggle` (a
+    RankConfig switch), with that switch off and on."""
     g = load(name)
     drugs = is_drug_vocabulary(g.vocab)
     methods = eval_methods(g.base, drugs=drugs)
@@ -84,7 +101,8 @@ def with_evidence(name: str, weights=WEIGHTS, toggle: str | None = None) -> dict
     # A toggle is compared at the one weight given (--weights w), else at the default weight.
     at = {"encoder_weight": weights[0]} if toggle and len(weights) == 1 else {}
     settings = ({f"default {toggle}={on}": {toggle: on, **at} for on in (False, True)} if toggle
-                else {f"default w={w}": {"encoder_weight": w} for w in weights})
+                else {f"default w={w}": {"encoder_weight": w} if w != "shipped" else {}
+                      for w in weights})
     for label, setting in settings.items():
         ranks = gold_ranks(g.rank(replace(default, **setting)), g.gold)
         out[label] = [r if r is not None else 10**6 for r in ranks]
@@ -155,8 +173,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--sets", default=",".join(SETS),
-                        help=f"comma-separated, of: {', '.join([*SETS, *FRESH])}")
-    parser.add_argument("--weights", default=",".join(map(str, WEIGHTS)))
+                        help=f"comma-separated, of: {', '.join([*SETS, *FRESH, *CROSSLINGUAL])}")
+    parser.add_argument("--weights", default=",".join(map(str, WEIGHTS)),
+                        help="comma-separated; with --evidence also 'shipped' (no override)")
     parser.add_argument("--toggle", help="with --evidence: compare this RankConfig switch off/on")
     parser.add_argument("--evidence", action="store_true",
                         help="score the full default ranking (with evidence) at each weight instead")
@@ -168,8 +187,8 @@ def main(argv=None) -> int:
     report = json.loads(args.out.read_text()) if args.out.exists() else {}
     for name in args.sets.split(","):
         if args.evidence:
-            report[name] = with_evidence(name, [float(w) for w in args.weights.split(",")],
-                                         args.toggle)
+            weights = [w if w == "shipped" else float(w) for w in args.weights.split(",")]
+            report[name] = with_evidence(name, weights, args.toggle)
         else:
             enc, lex, columns, plain = _cached(name, args.cache)
             report[name] = {label: gold_rank(fused, columns).tolist()
