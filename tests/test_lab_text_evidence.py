@@ -10,9 +10,10 @@ from codemap.cli import app
 from codemap.rank.lab_evidence import UsualMethodScorer, UsualSpecimenScorer, text_scorers
 from codemap.rank.lab_evidence import UsageScorer, lab_scorers
 from codemap.rank.loinc_commonness import code_rank, usual_systems
-from codemap.rank.loinc_parts import concept_axes, is_loinc_code, method_words, ranked_codes, text_axes
+from codemap.rank.loinc_parts import (bracket_properties, concept_axes, is_loinc_code, method_words,
+                                      ranked_codes, text_axes)
 
-from .conftest import DATA
+from .conftest import DATA, REPO
 
 OMOP_LOINC = DATA / "omop_loinc_synthea.csv"
 
@@ -21,6 +22,26 @@ def _shipped(code: str) -> dict:
     """A concept of the shipped Top-2000 lists as ranking sees it (code, name, short name…)."""
     table = ranked_codes()
     return table[table["code"] == code].iloc[0].to_dict()
+
+
+def test_long_names_state_their_property_in_english_and_in_the_shipped_german_variant():
+    """A long name read as a local label states its property exactly, in either language: every
+    shipped English long name and German linguistic-variant name with a bracket phrase the table
+    knows reads as the property of the code's English long name."""
+    german = pd.read_csv(REPO / "codemap/data/loinc/loinc_de_names.tsv", sep="\t",
+                         dtype=str, keep_default_na=False).set_index("code")["long_common_name"]
+    assert {"masse volumen", "mol volumen", "# volumen"} <= {k.strip() for k in bracket_properties()}
+    read = agree = 0
+    for row in ranked_codes().to_dict("records"):
+        prop = concept_axes(row).properties
+        for name in (row["name"], german.get(row["code"], "")):
+            said = text_axes(name).properties
+            if "[" in name and said and prop:
+                read += 1
+                agree += said == prop
+    assert read > 2500 and agree / read > 0.99, (read, agree)
+    # A label without brackets is read as before: "Kalium i.S." states no property.
+    assert not text_axes("Kalium i.S.").properties
 
 
 def test_short_names_read_as_text_agree_with_their_long_names():

@@ -6,6 +6,7 @@ import functools
 import logging
 import os
 import sys
+import typing
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -63,6 +64,11 @@ class _CleanHelp:
         for param in params:
             if getattr(param, "is_flag", False) and param.metavar is None:
                 param.metavar = ""  # typer shows a metavar instead of the type: show nothing
+            elif getattr(param, "multiple", False) and param.metavar is None:
+                # the element's type, as typer shows a single value's, not `<list[str]>`
+                annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+                element = typing.get_args(annotation)
+                param.metavar = f"<{element[0].__name__.lower() if element else 'str'}>"
         return params
 
     def collect_usage_pieces(self, ctx) -> list[str]:

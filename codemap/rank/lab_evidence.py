@@ -163,7 +163,7 @@ class UsualMethodScorer(_BoundScorer):
 
 
 @dataclass(frozen=True)
-class ComponentBackoff:
+class ComponentBackoff(_BoundScorer):
     """LOINC variants of one component that the row cannot tell apart share their best name score.
 
     A component's codes differ in their names only by the axis words (property, system, timing,
@@ -177,9 +177,6 @@ class ComponentBackoff:
     """
 
     name: str = "component_backoff"
-
-    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
-        return NO_EVIDENCE
 
     def for_row(self, row: Mapping[str, str]):
         return None

@@ -58,6 +58,7 @@ _TEXT_NOT_SPECIMEN = {"rbc", "red blood cell"}
 # ("Blood, Urine" is haematuria), as in labs.SPECIMEN_GROUPS otherwise.
 _TEXT_GROUP_ORDER = ("csf", "urine", "stool", "fluid", "blood")
 _LOINC_CODE = re.compile(r"^\d{1,7}-\d$")
+_BRACKETS = re.compile(r"\[([^\]]+)\]")
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,27 @@ def property_codes() -> dict[str, str]:
     return {code.lower(): code for code in codes}
 
 
+@functools.lru_cache(maxsize=1)
+def bracket_properties() -> dict[str, str]:
+    """Folded bracket phrase of a LOINC long name → its PROPERTY code: the English phrases
+    ("[Mass/volume]", labs.PROPERTY_WORDS) and those of the shipped linguistic variants
+    ("[Masse/Volumen]"), learned by code from the English long names of the same codes. A
+    variant phrase is kept when it names at least 3 codes and 90% of them agree on one property."""
+    table = {fold(words): code for words, code in PROPERTY_WORDS.items()}
+    english = ranked_codes().set_index("code")["name"].map(property_from_name)
+    with (resources.files("codemap") / "data" / "loinc" / "loinc_de_names.tsv").open(
+            encoding="utf-8") as f:
+        variant = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False)
+    pairs = pd.DataFrame({"phrase": variant["long_common_name"].str.extract(_BRACKETS)[0],
+                          "property": variant["code"].map(english)}).dropna()
+    pairs = pairs[pairs["property"] != ""]
+    for phrase, properties in pairs.groupby(pairs["phrase"].map(fold))["property"]:
+        counts = properties.value_counts()
+        if len(properties) >= 3 and counts.iloc[0] >= 0.9 * len(properties):
+            table.setdefault(phrase, counts.index[0])
+    return table
+
+
 # --- a concept's axes -----------------------------------------------------------------------
 
 def concept_axes(concept: Mapping[str, object]) -> Axes:
@@ -254,7 +276,7 @@ def specimen_group_of_system(system: str) -> str:
 def text_axes(text: str) -> Axes:
     """What a lab label says about the LOINC axes ("Glucose, 24 hr Urine" → urine, 24H)."""
     words = fold(text)
-    read = {"system": _text_group(words), "property": _text_properties(words),
+    read = {"system": _text_group(words), "property": _text_properties(str(text), words),
             "timing": _text_timing(words), "method": _text_methods(words)}
     said = {axis: cue for axis, (value, cue) in read.items() if value}
     (group, _), (properties, _), (timing, _), (methods, _) = read.values()
@@ -275,7 +297,11 @@ def _text_group(words: str) -> tuple[str, str]:
     return (group, found[group]) if group else ("", "")
 
 
-def _text_properties(words: str) -> tuple[frozenset, str]:
+def _text_properties(text: str, words: str) -> tuple[frozenset, str]:
+    for phrase in _BRACKETS.findall(text):  # a LOINC-style name states its property exactly
+        code = bracket_properties().get(fold(phrase))
+        if code:
+            return frozenset({code}), f"[{phrase.strip()}]"
     tokens = words.split()
     for token in tokens:  # a property code ("mcnc" of "SerPl-mCnc") is the most precise cue
         if token in property_codes() and token not in _CUE_WORDS:
