@@ -10,10 +10,10 @@ from codemap.cli import app
 from codemap.rank.lab_evidence import UsualMethodScorer, UsualSpecimenScorer, text_scorers
 from codemap.rank.lab_evidence import UsageScorer, lab_scorers
 from codemap.rank.loinc_commonness import code_rank, usual_systems
-from codemap.rank.loinc_parts import (bracket_properties, concept_axes, is_loinc_code, method_words,
-                                      ranked_codes, text_axes)
+from codemap.rank.loinc_parts import (bracket_properties, concept_axes, is_loinc_code, linguistic_variant,
+                                      method_words, ranked_codes, text_axes, variant_specimens)
 
-from .conftest import DATA, REPO
+from .conftest import DATA
 
 OMOP_LOINC = DATA / "omop_loinc_synthea.csv"
 
@@ -28,8 +28,7 @@ def test_long_names_state_their_property_in_english_and_in_the_shipped_german_va
     """A long name read as a local label states its property exactly, in either language: every
     shipped English long name and German linguistic-variant name with a bracket phrase the table
     knows reads as the property of the code's English long name."""
-    german = pd.read_csv(REPO / "codemap/data/loinc/loinc_de_names.tsv", sep="\t",
-                         dtype=str, keep_default_na=False).set_index("code")["long_common_name"]
+    german = linguistic_variant().set_index("code")["long_common_name"]
     assert {"masse volumen", "mol volumen", "# volumen"} <= {k.strip() for k in bracket_properties()}
     read = agree = 0
     for row in ranked_codes().to_dict("records"):
@@ -42,6 +41,24 @@ def test_long_names_state_their_property_in_english_and_in_the_shipped_german_va
     assert read > 2500 and agree / read > 0.99, (read, agree)
     # A label without brackets is read as before: "Kalium i.S." states no property.
     assert not text_axes("Kalium i.S.").properties
+
+
+def test_german_variant_names_state_their_specimen_group():
+    """Every German linguistic-variant long name whose specimen the reader finds (hand-listed or
+    learned from the variant by code) names the specimen group of the code's English system; the
+    learned words reach the body fluids the hand list lacks, and an analyte word stays an analyte."""
+    groups = {row["code"]: concept_axes(row).group for row in ranked_codes().to_dict("records")}
+    read = agree = 0
+    for code, name in linguistic_variant()[["code", "long_common_name"]].itertuples(index=False):
+        said, has = text_axes(name).group, groups.get(code, "")
+        if said and has:
+            read += 1
+            agree += said == has
+    assert read > 1200 and agree / read > 0.97, (read, agree)
+    assert variant_specimens()[" zerebrospinalflussigkeit "] == "csf"
+    assert text_axes("Albumin in Zerebrospinalflüssigkeit").group == "csf"
+    assert text_axes("Amylase in Körperflüssigkeit").group == "fluid"
+    assert not text_axes("Erythrozyten").group  # the red-cell count, not the system "RBC"
 
 
 def test_short_names_read_as_text_agree_with_their_long_names():

@@ -180,6 +180,36 @@ def property_codes() -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=1)
+def linguistic_variant() -> pd.DataFrame:
+    """The shipped German linguistic variant of the built-in codes (code, long_common_name, and
+    the six axes in German), from which German axis words are learned by code."""
+    with (resources.files("codemap") / "data" / "loinc" / "loinc_de_names.tsv").open(
+            encoding="utf-8") as f:
+        return pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False)
+
+
+@functools.lru_cache(maxsize=1)
+def variant_specimens() -> dict[str, str]:
+    """Folded SYSTEM of the linguistic variant (" zerebrospinalflussigkeit ") → specimen group,
+    learned by code from the English system: a value naming ≥ 2 codes, ≥ 90 % of them in one
+    group. A value that is also a word of the variant's components ("Erythrozyten") is left out:
+    in a label it names the analyte."""
+    variant = linguistic_variant()
+    groups = {row["code"]: concept_axes(row).group for row in ranked_codes().to_dict("records")}
+    pairs = pd.DataFrame({"system": variant["system"].map(fold),
+                          "group": variant["code"].map(groups).fillna("")})
+    pairs = pairs[pairs["group"] != ""]
+    analyte = {w for component in variant["component"] for w in fold(component).split()}
+    learned = {}
+    for system, found in pairs.groupby("system")["group"]:
+        counts = found.value_counts()
+        if (len(found) >= 2 and counts.iloc[0] >= 0.9 * len(found)
+                and not set(system.split()) <= analyte):
+            learned[system] = counts.index[0]
+    return learned
+
+
+@functools.lru_cache(maxsize=1)
 def bracket_properties() -> dict[str, str]:
     """Folded bracket phrase of a LOINC long name → its PROPERTY code: the English phrases
     ("[Mass/volume]", labs.PROPERTY_WORDS) and those of the shipped linguistic variants
@@ -187,9 +217,7 @@ def bracket_properties() -> dict[str, str]:
     variant phrase is kept when it names at least 3 codes and 90% of them agree on one property."""
     table = {fold(words): code for words, code in PROPERTY_WORDS.items()}
     english = ranked_codes().set_index("code")["name"].map(property_from_name)
-    with (resources.files("codemap") / "data" / "loinc" / "loinc_de_names.tsv").open(
-            encoding="utf-8") as f:
-        variant = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False)
+    variant = linguistic_variant()
     pairs = pd.DataFrame({"phrase": variant["long_common_name"].str.extract(_BRACKETS)[0],
                           "property": variant["code"].map(english)}).dropna()
     pairs = pairs[pairs["property"] != ""]
@@ -293,6 +321,9 @@ def _text_group(words: str) -> tuple[str, str]:
                 return group, spelling
     learned = short_name_specimens()
     found = {learned[w]: w for w in words.split() if w in learned}
+    for system, group in variant_specimens().items():  # "in Zerebrospinalflussigkeit"
+        if system in words:
+            found.setdefault(group, system.strip())
     group = next((g for g in _TEXT_GROUP_ORDER if g in found), "")
     return (group, found[group]) if group else ("", "")
 
