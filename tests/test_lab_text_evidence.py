@@ -58,6 +58,7 @@ def test_german_variant_names_state_their_specimen_group():
     assert variant_specimens()[" zerebrospinalflussigkeit "] == "csf"
     assert text_axes("Albumin in Zerebrospinalflüssigkeit").group == "csf"
     assert text_axes("Amylase in Körperflüssigkeit").group == "fluid"
+    assert text_axes("Leukozyten im Urinsediment").group == "urine"
     assert not text_axes("Erythrozyten").group  # the red-cell count, not the system "RBC"
 
 

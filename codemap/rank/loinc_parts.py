@@ -192,19 +192,19 @@ def linguistic_variant() -> pd.DataFrame:
 def variant_specimens() -> dict[str, str]:
     """Folded SYSTEM of the linguistic variant (" zerebrospinalflussigkeit ") → specimen group,
     learned by code from the English system: a value naming ≥ 2 codes, ≥ 90 % of them in one
-    group. A value that is also a word of the variant's components ("Erythrozyten") is left out:
-    in a label it names the analyte."""
+    group. A value that is also the analyte of one of the variant's components ("Erythrozyten")
+    is left out: in a label it names the analyte (but "Urinsediment", of "Urinsediment
+    Kommentare", stays a specimen)."""
     variant = linguistic_variant()
     groups = {row["code"]: concept_axes(row).group for row in ranked_codes().to_dict("records")}
     pairs = pd.DataFrame({"system": variant["system"].map(fold),
                           "group": variant["code"].map(groups).fillna("")})
     pairs = pairs[pairs["group"] != ""]
-    analyte = {w for component in variant["component"] for w in fold(component).split()}
+    analyte = set(variant["component"].str.split(r"[.^/]", regex=True).str[0].map(fold))
     learned = {}
     for system, found in pairs.groupby("system")["group"]:
         counts = found.value_counts()
-        if (len(found) >= 2 and counts.iloc[0] >= 0.9 * len(found)
-                and not set(system.split()) <= analyte):
+        if len(found) >= 2 and counts.iloc[0] >= 0.9 * len(found) and system not in analyte:
             learned[system] = counts.index[0]
     return learned
 
