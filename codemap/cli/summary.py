@@ -124,7 +124,11 @@ def print_calibration(calibrator, report: dict, output: Path, console: Console |
 
 
 def _needs_multilingual(result) -> bool:
-    """A confidently non-English source mapped with the English-only default model."""
+    """A confidently non-English source mapped with the English-only default model onto names
+    in another language. A target with names in the list's language (the built-in LOINC's German
+    ones) is matched better by the default model than by the multilingual one
+    (benchmarks/results/train-coder-long/RULE-multilingual-hint.md)."""
     language = result.language
     return (language is not None and language.method != "uncertain" and language.lang not in ("", "en")
-            and result.run.get("model") == "default")
+            and result.run.get("model") == "default"
+            and result.run.get("target_language") != language.lang)
