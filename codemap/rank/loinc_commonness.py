@@ -32,6 +32,18 @@ def _ranks() -> dict[str, int]:
     return dict(zip(table["code"], table["rank"]))
 
 
+@functools.lru_cache(maxsize=1)
+def _borrowed() -> frozenset[str]:
+    table = ranked_codes()
+    return frozenset(table.loc[~table["counted"], "code"])
+
+
+def borrowed_rank(code: str) -> bool:
+    """True for a code only the shipped SI list ranks: a molar twin at its US code's rank, whose
+    own orders were not counted."""
+    return str(code).strip() in _borrowed()
+
+
 def code_rank(code: str) -> int:
     """The shipped common-test rank of a LOINC code (1 = most common), 0 when unranked or not a
     LOINC code."""
@@ -94,6 +106,11 @@ class UsageScorer:
 
     weight: float = 0.08
     scale: float = 10_000.0  # ranks at or beyond this get no bonus
+    # A molar twin shares its US code's rank (borrowed_rank) and, when the row states no unit,
+    # its name score too (the component back-off): the hair sends that exact tie to the code
+    # whose orders were counted, while a unit, a unit word or any name gap still decides.
+    # benchmarks/results/lab-text/RULE-unit-twins.md
+    borrowed_hair: float = 0.001
     name: str = "usage"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
@@ -112,4 +129,6 @@ class UsageScorer:
         bonus = self.weight * max(0.0, 1 - math.log(rank) / math.log(self.scale)) if rank > 0 else 0
         if bonus <= 0:
             return NO_EVIDENCE
+        if borrowed_rank(str(concept.get("code", ""))):
+            return Evidence(bonus - self.borrowed_hair, f"common test rank {rank} (SI twin)")
         return Evidence(bonus, f"common test rank {rank}")

@@ -104,14 +104,18 @@ def _check_digit(number: str) -> int:
 @functools.lru_cache(maxsize=1)
 def ranked_codes() -> pd.DataFrame:
     """The shipped LOINC Top-2000 US and SI lists as one table: code, name, short_name, class,
-    rank (the better of the two lists' ranks)."""
+    rank (the better of the two lists' ranks), counted (False for a code only the SI list ranks:
+    the SI list puts molar twins at their US code's rank, so that rank is borrowed)."""
     folder = resources.files("codemap") / "data" / "loinc"
     frames = []
     for units in ("US", "SI"):
         with (folder / f"LOINC_1.6_Top2000CommonLabResults{units}.csv").open(encoding="utf-8") as f:
-            frames.append(pd.read_csv(f, dtype=str, keep_default_na=False))
+            frame = pd.read_csv(f, dtype=str, keep_default_na=False)
+        frames.append(frame.iloc[:, :5].set_axis(["code", "name", "short_name", "class", "rank"],
+                                                 axis=1).assign(list=units))
     table = pd.concat(frames, ignore_index=True)
-    table.columns = ["code", "name", "short_name", "class", "rank"]
+    table["counted"] = table["code"].isin(set(table.loc[table["list"] == "US", "code"]))
+    table = table.drop(columns="list")
     table["rank"] = pd.to_numeric(table["rank"], errors="coerce").fillna(0).astype(int)
     table = table[table["rank"] > 0].sort_values("rank", kind="stable")
     return table.drop_duplicates("code").reset_index(drop=True)
