@@ -31,8 +31,8 @@ from codemap.train.ship import ship
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "train-coder-long"
-# base alias → the untrained model it starts from
-BASES = {"default": "default", "multilingual": "multilingual"}
+# base alias → the untrained model it starts from (the alias itself now names the trained model)
+BASES = {"default": "default-base", "multilingual": "multilingual-base"}
 
 # (name, gold file, target, gold column, text columns) — as in the pre-registration
 DEV = [

