@@ -195,7 +195,9 @@ def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
         # Scaled so a concept first in both lists scores 1, like a perfect cosine.
         return (1 / (k + ranks_e) + 1 / (k + ranks_l)) * (k + 1) / 2
     w = config.encoder_weight
-    return w * enc_c + (1 - w) * lex_c
+    with np.errstate(invalid="ignore"):  # 0 × -inf: a hidden name at weight 1.0 or 0.0
+        fused = w * enc_c + (1 - w) * lex_c
+    return np.where(np.isnan(fused), -np.inf, fused)
 
 
 def _sibling_scores(fused_row, candidates, record, key) -> dict:
