@@ -18,12 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusion_sweep  # noqa: E402  (the set list)
 from codemap.config import EvalConfig  # noqa: E402
 from codemap.decide import pseudo_calibration  # noqa: E402
-from codemap.decide.confidence import choose_calibrator, ranking_key, target_domain  # noqa: E402
+from codemap.decide.confidence import choose_calibrator, ranking_key  # noqa: E402
 from codemap.decide.learned_eval import auroc, learned_target, top_confidence  # noqa: E402
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries  # noqa: E402
 from codemap.evaluate.metrics import gold_ranks  # noqa: E402
 from codemap.rank.drug_agreement import is_drug_vocabulary  # noqa: E402
-from codemap.rank.prepare import evidence_scorers, text_expander  # noqa: E402
+from codemap.rank.prepare import evidence_scorers, target_domain, text_expander  # noqa: E402
 
 SETS = {**fusion_sweep.SETS, **fusion_sweep.FRESH}
 

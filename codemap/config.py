@@ -115,8 +115,11 @@ class RankConfig:
     encoder_weight: float = 0.7
     # With a multilingual model and source texts in another language than the target's names,
     # character n-grams match only cognates while the encoder matches across languages: the
-    # fusion leans on the encoder (codemap.rank.hybrid.for_languages; measured in the README).
+    # fusion leans on the encoder (codemap.rank.prepare.ranking_for; measured in the README).
     crosslingual_encoder_weight: float = 0.9
+    # A trained model's own same-language weight per target domain, when its manifest names one
+    # (codemap.rank.prepare.ranking_for); an explicit --encoder-weight turns it off.
+    model_weights: bool = True
     rrf_k: int = 60
     pool: int = 50
     unit_evidence: bool = True

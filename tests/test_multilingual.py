@@ -153,23 +153,57 @@ def test_source_lang_override_and_hint(tmp_path, shared_cache):
     assert "language de (detected" in _flat(own.output) and "try --model" not in _flat(own.output)
 
 
-def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_model():
+def _vocab(vocab_id: str):
+    from codemap.vocab.vocabulary import Vocabulary
+
+    concepts = pd.DataFrame({"code": ["1", "2"], "name": ["Potassium", "Sodium"]})
+    return Vocabulary(vocab_id, "1", concepts, concepts.assign(name_type="preferred", lang="en"))
+
+
+def test_a_trained_models_own_weight_holds_for_the_domain_it_names_in_one_language(tmp_path,
+                                                                                  shared_cache):
+    from codemap.cli.options import rank_config
     from codemap.config import RankConfig
-    from codemap.read import names_language
     from codemap.embed import resolve_model
-    from codemap.rank import for_languages
+    from codemap.embed.manifest import ModelInfo
+    from codemap.rank import ranking_for
 
     base = RankConfig()
-    assert for_languages(base, "de", "en", True).encoder_weight == base.crosslingual_encoder_weight
-    assert not for_languages(base, "de", "en", True).usage_evidence
-    assert for_languages(base, "en", "en", True) == base
+    model = ModelInfo("m", tmp_path, extra={"encoder_weights": {"other": 1.0}})
+    assert ranking_for(base, _vocab("HPO"), model, "en", "en").encoder_weight == 1.0
+    assert ranking_for(base, _vocab("HPO"), model, "", "en").encoder_weight == 1.0
+    assert ranking_for(base, _vocab("LOINC"), model, "en", "en").encoder_weight == 0.7
+    assert ranking_for(base, _vocab("HPO"), model, "de", "en").encoder_weight == 0.7
+    explicit = rank_config(0.5)  # --encoder-weight 0.5 wins over the model's own
+    assert ranking_for(explicit, _vocab("HPO"), model, "en", "en").encoder_weight == 0.5
+    # The shipped trained model carries the weight its rule chose, through its cached ONNX export
+    # too (made before the weight was set); the untrained base none.
+    assert resolve_model("default").encoder_weight("other") == 1.0
+    runtime = Encoder.load(EncoderConfig(model="default"), shared_cache).info
+    assert runtime.encoder_weight("other") == 1.0
+    assert resolve_model("default-base").encoder_weight("other") is None
+
+
+def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_model(tmp_path):
+    from codemap.config import RankConfig
+    from codemap.embed.manifest import ModelInfo
+    from codemap.read import names_language
+    from codemap.embed import resolve_model
+    from codemap.rank import ranking_for
+
+    base, loinc = RankConfig(), _vocab("LOINC")
+    multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
+    mono = ModelInfo("e", tmp_path, extra={"multilingual": False})
+    assert ranking_for(base, loinc, multi, "de", "en").encoder_weight == base.crosslingual_encoder_weight
+    assert not ranking_for(base, loinc, multi, "de", "en").usage_evidence
+    assert ranking_for(base, loinc, multi, "en", "en") == base
     # An English model keeps the same-language fusion (it needs the lexical cue), but no list is
     # completed from the words of a target in another language, whatever the model.
-    english = for_languages(base, "de", "en", False)
+    english = ranking_for(base, loinc, mono, "de", "en")
     assert (english.encoder_weight, english.usage_evidence) == (base.encoder_weight, True)
     assert base.complete_words and not english.complete_words
-    assert not for_languages(base, "de", "en", True).complete_words
-    assert for_languages(base, "", "en", True) == base  # language unknown: leave it
+    assert not ranking_for(base, loinc, multi, "de", "en").complete_words
+    assert ranking_for(base, loinc, multi, "", "en") == base  # language unknown: leave it
     assert not resolve_model("default").multilingual()  # 30,522 word pieces
     names = ["Kalium im Serum", "Natrium im Urin", "Glukose im Blut"] * 10
     assert names_language(names, ["de"] * 30) == "de"

@@ -82,8 +82,10 @@ CacheDir = Annotated[Optional[Path], typer.Option(
 # --- ranking -------------------------------------------------------------------------------------
 EncoderWeight = Annotated[Optional[float], typer.Option(
     "--encoder-weight", min=0.0, max=1.0, rich_help_panel=RANKING,
-    show_default="0.7; 0.9 with a multilingual model when the source and target languages differ",
-    help="Weight of the embedding score in hybrid fusion (the rest is lexical).")]
+    show_default="0.7; 1.0 with a trained model on targets other than LOINC and drugs; 0.9 with a "
+                 "multilingual model when the source and target languages differ",
+    help="Weight of the embedding score in hybrid fusion (the rest is lexical); one weight for "
+         "every target, language and model.")]
 Rerank = Annotated[Optional[Path], typer.Option(
     "--rerank", rich_help_panel=RANKING,
     show_default="off", help="Re-order the top candidates with a cross-encoder re-ranker folder "
@@ -118,9 +120,11 @@ def encoder_config(model: str, batch_size: int, device: str,
 
 
 def rank_config(encoder_weight: float | None, **settings) -> RankConfig:
-    """RankConfig from CLI options; an explicit --encoder-weight holds for every language pair."""
+    """RankConfig from CLI options; an explicit --encoder-weight holds for every language pair
+    and every model."""
     if encoder_weight is not None:
-        settings.update(encoder_weight=encoder_weight, crosslingual_encoder_weight=encoder_weight)
+        settings.update(encoder_weight=encoder_weight, crosslingual_encoder_weight=encoder_weight,
+                        model_weights=False)
     return RankConfig(**settings)
 
 

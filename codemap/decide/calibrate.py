@@ -28,8 +28,8 @@ from .. import __version__
 from ..config import EvalConfig
 from ..evaluate.gold import gold_queries
 from ..files import atomic_path
-from ..rank.prepare import evidence_scorers
-from .confidence import Calibrator, candidate_features, logistic, ranking_key, target_domain
+from ..rank.prepare import evidence_scorers, target_domain
+from .confidence import Calibrator, candidate_features, logistic, ranking_key
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,6 @@ import pandas as pd
 
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
-from ..rank.drug_agreement import is_drug_vocabulary
 
 FORMAT = "codemap-calibration"
 VERSION = 1
@@ -91,19 +90,12 @@ def ranking_key(rank, scorers) -> str:
             f"/evidence={evidence}{expanded}")
 
 
-def target_domain(vocab) -> str:
-    """drug (a Drug-domain target), lab (LOINC) or other: a calibrator is fitted per domain."""
-    if is_drug_vocabulary(vocab):
-        return "drug"
-    return "lab" if vocab.id.upper().startswith("LOINC") else "other"
-
-
 @dataclass(frozen=True)
 class Calibrator:
     """Standardised features → logistic model → probability that a candidate is correct."""
 
     model: str  # encoder id the features came from ("default", a folder, a hub id)
-    domain: str  # target_domain() of the dev set
+    domain: str  # codemap.rank.prepare.target_domain() of the dev set
     ranking: str  # ranking_key() of the dev ranking
     mean: tuple[float, ...]
     scale: tuple[float, ...]

@@ -25,9 +25,9 @@ from ..config import EvalConfig
 from ..evaluate.gold import GoldQueries, gold_queries, hidden_rows, rank_gold, text_key
 from ..evaluate.metrics import gold_ranks, score_ranks
 from ..rank.learned import FitConfig, Queries, Target, pool
-from ..rank.prepare import evidence_scorers, text_expander
+from ..rank.prepare import evidence_scorers, target_domain, text_expander
 from ..read.language import names_language
-from .confidence import choose_calibrator, ranking_key, target_domain
+from .confidence import choose_calibrator, ranking_key
 from .learned import LearnedRanker, fit, load_or_fit, top_auroc
 from .pseudo_calibration import any_calibrator
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CodemapError
-from ..files import sha256_file, temp_dir_beside
+from ..files import sha256_file, sha256_text, temp_dir_beside
 
 ADAPTER_FILE = "adapter.safetensors"
 MANIFEST = "codemap.json"
@@ -73,11 +73,12 @@ def merge_lora(base: dict[str, np.ndarray], adapter: dict[str, np.ndarray],
 
 def materialise(folder: Path, base_folder: Path, cache_root: Path) -> Path:
     """The merged model of the adapter in `folder` on the base in `base_folder`, built once into
-    `cache_root/models/<name>-<adapter hash>/` (atomically) and reused after that."""
+    `cache_root/models/<name>-<hash>/` (atomically) and reused after that. The hash covers the
+    adapter and its manifest, whose settings (the fusion weights) travel into the merged one."""
     from safetensors.numpy import load_file, save_file
 
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    digest = sha256_file(folder / ADAPTER_FILE)[:12]
+    digest = sha256_text(sha256_file(folder / ADAPTER_FILE), sha256_file(folder / MANIFEST))[:12]
     target = Path(cache_root) / "models" / f"{folder.name}-{digest}"
     if (target / MANIFEST).exists():
         return target
@@ -96,7 +97,8 @@ def materialise(folder: Path, base_folder: Path, cache_root: Path) -> Path:
                          if key in manifest})
         settings["extra"] = {**settings.get("extra", {}), "adapter": folder.name,
                              "adapter_sha256": sha256_file(folder / ADAPTER_FILE),
-                             "trained": manifest.get("trained", {})}
+                             "trained": manifest.get("trained", {}),
+                             "encoder_weights": manifest.get("encoder_weights", {})}
         (tmp / MANIFEST).write_text(json.dumps(settings, indent=1), encoding="utf-8")
         tmp.rename(target)
     except BaseException:

@@ -18,6 +18,7 @@ from ..files import atomic_path, sha256_file, sha256_text
 MANIFEST = "codemap.json"
 MANIFEST_FORMAT = 1
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".onnx_data", ".pt")
+RANKING_KEYS = ("encoder_weights",)  # extra keys about how a model ranks, not how it embeds
 
 
 class Pooling(str, Enum):
@@ -66,6 +67,13 @@ class ModelInfo:
             return int(json.loads(config.read_text(encoding="utf-8")).get("vocab_size", 0)) >= 100_000
         except (ValueError, TypeError):
             return False
+
+    def encoder_weight(self, domain: str) -> float | None:
+        """The same-language fusion weight this model was validated with on targets of `domain`
+        (codemap.rank.prepare.target_domain), when its manifest names one (extra.encoder_weights,
+        set by a rule written first: benchmarks/results/target-weight/RULE-domain-weight.md)."""
+        weight = self.extra.get("encoder_weights", {}).get(domain)
+        return None if weight is None else float(weight)
 
     def manifest(self) -> dict:
         data = asdict(self)

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import CodemapError
 from ..files import sha256_text, temp_dir_beside
 from ..progress import elapsed
-from .manifest import MANIFEST, Backend, ModelInfo, read_manifest
+from .manifest import MANIFEST, RANKING_KEYS, Backend, ModelInfo, read_manifest
 from .onnx_backend import CUDA
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,11 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path,
             return info
         _export_into(info, folder, progress)
     exported = read_manifest(folder, info.id)
-    exported = dataclasses.replace(exported, extra={**exported.extra, "source_path": str(info.path)})
+    # The export is keyed by the weights; how the model ranks (its fusion weights, set by a later
+    # rule) is read from the model itself, not from an export made before.
+    ranking = {key: info.extra[key] for key in RANKING_KEYS if key in info.extra}
+    exported = dataclasses.replace(exported, extra={**exported.extra, **ranking,
+                                                    "source_path": str(info.path)})
     return _int8(exported) if backend == "int8" else exported
 
 

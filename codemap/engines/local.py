@@ -17,8 +17,7 @@ import pandas as pd
 
 from .. import __version__
 from ..config import BLOCK_ROWS, MapConfig, RankConfig
-from ..decide.confidence import (calibration_fingerprint, choose_calibrator, ranking_key,
-                                 target_domain)
+from ..decide.confidence import calibration_fingerprint, choose_calibrator, ranking_key
 from ..decide.learned import LearnedRanker, load_or_fit
 from ..decide.llm_select import select_with_llm
 from ..decide.pseudo_calibration import any_calibrator
@@ -27,11 +26,11 @@ from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
 from ..errors import CodemapError
 from ..files import sha256_text
-from ..rank.hybrid import HYBRID_COLUMNS, for_languages, rank_hybrid
+from ..rank.hybrid import HYBRID_COLUMNS, rank_hybrid
 from ..rank.learned import Queries, Target, pool
 from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import (evidence_scorers, row_fields, text_expander, with_abbreviations,
-                            with_axes)
+from ..rank.prepare import (evidence_scorers, ranking_for, row_fields, target_domain,
+                            text_expander, with_abbreviations, with_axes)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.normalize import read_as_notes
@@ -110,8 +109,7 @@ class Mapper:
                    "index": time.perf_counter() - t_model}  # name index and lexical index
         target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist(),
                                      config.source_lang or "")
-        rank = for_languages(config.rank, config.source_lang or "", target_lang,
-                             encoder.info.multilingual())
+        rank = ranking_for(config.rank, vocab, encoder.info, config.source_lang or "", target_lang)
         if config.calibration is not None:  # a calibration fitted on dev gold for the fixed ranking
             rank = replace(rank, learned=False)
         scorers = evidence_scorers(vocab, rank)
@@ -180,8 +178,7 @@ class Mapper:
         on the pair of languages): an engine mapping several lists at once uses one per list."""
         names = self.vocab.names
         target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang or "")
-        rank = for_languages(self.config.rank, lang or "", target_lang,
-                             self.encoder.info.multilingual())
+        rank = ranking_for(self.config.rank, self.vocab, self.encoder.info, lang or "", target_lang)
         scorers = evidence_scorers(self.vocab, rank)
         calibrator = self.calibrator
         if isinstance(calibrator, LearnedRanker):  # the scorer set may differ: its own ranker

@@ -13,9 +13,9 @@ from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
 from ..errors import CodemapError
 from ..rank.drug_agreement import is_drug_vocabulary
-from ..rank.hybrid import for_languages, rank_hybrid
+from ..rank.hybrid import rank_hybrid
 from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import evidence_scorers, row_fields, with_abbreviations, with_axes
+from ..rank.prepare import evidence_scorers, ranking_for, row_fields, with_abbreviations, with_axes
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.readers import read_code_list
@@ -116,8 +116,8 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     language = source_language([query_texts[i] for i in keep], None)
     lang = language.lang if language.method != "uncertain" else ""
-    base = for_languages(config.rank, lang, names_language(
-        vocab.names["name"].tolist(), vocab.names["lang"].tolist(), lang), encoder.info.multilingual())
+    base = ranking_for(config.rank, vocab, encoder.info, lang, names_language(
+        vocab.names["name"].tolist(), vocab.names["lang"].tolist(), lang))
     kept = [gold[i] for i in keep]
     return GoldQueries(config, vocab, encoder, rows, kept, len(source.frame), base, language,
                        excluded=dropped_codes(kept, config.drop_gold_share, config.seed))

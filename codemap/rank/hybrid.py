@@ -3,7 +3,7 @@ and/or lexical), then re-scored by domain evidence (lab or drug scorers)."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -160,26 +160,6 @@ def _name_scores(index, lexical, queries, rows, config):
     enc = queries @ index.vectors.T if config.method != "lexical" else None
     lex = lexical.similarity([r["text"] for r in rows]) if config.method != "encoder" else None
     return enc, lex
-
-
-def for_languages(config: RankConfig, source_lang: str, target_lang: str,
-                  multilingual_model: bool) -> RankConfig:
-    """The ranking settings for this pair of languages. Source texts in another language than
-    the target names are not completed from the target's words (a German "Akut…" would become an
-    English word; ICD-10-GM → ICD-10-CM acc@1 0.827 with it, 0.930 without:
-    benchmarks/results/fusion/RULE-crosslingual-completion.md). With a multilingual model the
-    encoder then also gets the cross-lingual weight, and the usage prior (LOINC common test rank)
-    is off: its bonus was sized against the same-language fusion's score spread, and on the
-    nearly flat cross-lingual scores of multilingual-e5 it outweighs the names (German LOINC set:
-    acc@1 0.817 without it, 0.713 with).
-    """
-    if not (source_lang and target_lang and source_lang != target_lang):
-        return config
-    config = replace(config, complete_words=False)
-    if multilingual_model:
-        return replace(config, encoder_weight=config.crosslingual_encoder_weight,
-                       usage_evidence=False)
-    return config
 
 
 def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:

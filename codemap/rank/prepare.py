@@ -2,7 +2,10 @@
 each row's fields, abbreviation expansion, LOINC axes, the target domain's evidence scorers."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..config import RankConfig
+from ..embed.manifest import ModelInfo
 from ..read.readers import SourceTable
 from ..vocab.vocabulary import Vocabulary
 from ..read.normalize import normalize_source
@@ -10,9 +13,54 @@ from ..vocab.drug_names import with_other_names
 from .abbreviations import with_expanded_short_names
 from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .lab_evidence import lab_scorers
+from .loinc_parts import is_loinc_code
 from .labs import add_loinc_axes
 from .sense_lexicon import domain_expander
 from .word_completion import word_completer
+
+
+LOINC_SHARE = 0.9  # of a target's codes, sampled, that must be LOINC codes for a LOINC table
+
+
+def target_domain(vocab: Vocabulary) -> str:
+    """drug (a Drug-domain target), lab (the built-in or an imported LOINC, or a table of LOINC
+    codes under any name) or other: what fusion weight and calibration a target gets."""
+    if is_drug_vocabulary(vocab):
+        return "drug"
+    if vocab.id.upper().startswith("LOINC"):
+        return "lab"
+    codes = vocab.concepts["code"]
+    sample = codes.sample(min(len(codes), 500), random_state=0) if len(codes) else codes
+    loinc = sum(is_loinc_code(c) for c in sample)
+    return "lab" if len(sample) and loinc >= LOINC_SHARE * len(sample) else "other"
+
+
+def ranking_for(config: RankConfig, vocab: Vocabulary, model: ModelInfo, source_lang: str,
+                target_lang: str) -> RankConfig:
+    """The ranking settings for this target, model and pair of languages.
+
+    Same language (or the list's language unknown): a trained model's own fusion weight for the
+    target's domain, when its manifest names one (ModelInfo.encoder_weight: coder-en and
+    coder-multilingual score the names of targets other than LOINC and drug vocabularies by the
+    encoder alone, where the lexical score only added noise to paraphrases;
+    benchmarks/results/target-weight/RULE-domain-weight.md), unless `--encoder-weight` fixed one.
+
+    Across languages, source texts are not completed from the target's words (a German "Akut…"
+    would become an English word; ICD-10-GM → ICD-10-CM acc@1 0.827 with it, 0.930 without:
+    benchmarks/results/fusion/RULE-crosslingual-completion.md). With a multilingual model the
+    encoder then also gets the cross-lingual weight, and the usage prior (LOINC common test rank)
+    is off: its bonus was sized against the same-language fusion's score spread, and on the
+    nearly flat cross-lingual scores of multilingual-e5 it outweighs the names (German LOINC set:
+    acc@1 0.817 without it, 0.713 with).
+    """
+    if not (source_lang and target_lang and source_lang != target_lang):
+        weight = model.encoder_weight(target_domain(vocab)) if config.model_weights else None
+        return config if weight is None else replace(config, encoder_weight=weight)
+    config = replace(config, complete_words=False)
+    if model.multilingual():
+        return replace(config, encoder_weight=config.crosslingual_encoder_weight,
+                       usage_evidence=False)
+    return config
 
 
 def evidence_scorers(vocab: Vocabulary, rank: RankConfig) -> list:

@@ -73,7 +73,7 @@ def names_language(names, langs, prefer: str = "") -> str:
 
     `prefer` (the source list's language) is returned instead when at least MIN_NAMES_SHARE of
     the tagged names are in it: the source then meets names in its own language, so the fusion
-    is the same-language one (codemap.rank.for_languages)."""
+    is the same-language one (codemap.rank.ranking_for)."""
     tags = [str(t).split("-")[0].lower() for t in langs if t is not None and str(t).strip()]
     if len(tags) * 2 > len(langs):
         if prefer and tags.count(prefer.split("-")[0].lower()) >= MIN_NAMES_SHARE * len(tags):

@@ -1,0 +1,84 @@
+"""A trained model's fusion weight for one target domain, chosen on dev sets and judged on fresh
+ones (issue #21; the rule: benchmarks/results/target-weight/RULE-domain-weight.md).
+
+Reads `fusion_sweep.py --evidence` files (per-query gold ranks of the default ranking at each
+weight, and of the encoder alone).
+
+    python benchmarks/domain_weight.py choose DEV.json --sets loinc_short,hpo_lay,pcs_short,icd_inclusion
+    python benchmarks/domain_weight.py judge FRESH.json --weight 1.0 --sets hpo_lay_fresh,...
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from scipy.stats import binomtest
+
+FIXED = 0.7
+MAX_SET_LOSS = 0.02
+
+
+def acc(ranks: list) -> float:
+    return sum(r == 1 for r in ranks) / len(ranks)
+
+
+def weights_of(sweep: dict, name: str) -> list[str]:
+    return [k.split("=", 1)[1] for k in sweep[name] if k.startswith("default w=")]
+
+
+def choose(sweep: dict, names: list[str]) -> tuple[str, float, float]:
+    """The weight with the largest smallest acc@1 gain over the encoder alone, ties by the mean
+    gain (benchmarks/results/fusion/RULE.md): (weight, smallest gain, mean gain)."""
+    best = None
+    for w in weights_of(sweep, names[0]):
+        gains = [acc(sweep[n][f"default w={w}"]) - acc(sweep[n]["encoder"]) for n in names]
+        key = (round(min(gains), 6), round(sum(gains) / len(gains), 6))
+        if best is None or key > best[0]:
+            best = (key, w)
+    return best[1], *best[0]
+
+
+def judge(sweep: dict, names: list[str], weight: float) -> dict:
+    """The chosen weight vs the fixed one, per set and pooled, and whether the rule holds."""
+    per_set, gained, lost = {}, 0, 0
+    for n in names:
+        new, old = sweep[n][f"default w={float(weight)}"], sweep[n][f"default w={FIXED}"]
+        g = sum(a == 1 and b != 1 for a, b in zip(new, old))
+        lo = sum(a != 1 and b == 1 for a, b in zip(new, old))
+        per_set[n] = {"queries": len(new), "encoder": round(acc(sweep[n]["encoder"]), 4),
+                      "lexical": round(acc(sweep[n]["lexical"]), 4), f"w={FIXED}": round(acc(old), 4),
+                      f"w={weight:g}": round(acc(new), 4), "gained": g, "lost": lo}
+        gained, lost = gained + g, lost + lo
+    p_fixed = binomtest(lost, gained + lost, alternative="greater").pvalue if gained + lost else 1.0
+    worst = min(v[f"w={weight:g}"] - v[f"w={FIXED}"] for v in per_set.values())
+    return {"sets": per_set, "gained": gained, "lost": lost, "p_fixed_better": p_fixed,
+            "largest_set_loss": round(-worst, 4) if worst < 0 else 0.0,
+            "holds": p_fixed >= 0.05 and worst >= -MAX_SET_LOSS}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=["choose", "judge"])
+    parser.add_argument("sweep", type=Path)
+    parser.add_argument("--sets", required=True)
+    parser.add_argument("--weight", type=float, help="judge: the chosen weight")
+    parser.add_argument("-o", "--out", type=Path)
+    args = parser.parse_args(argv)
+    sweep, names = json.loads(args.sweep.read_text()), args.sets.split(",")
+    if args.step == "choose":
+        w, smallest, mean = choose(sweep, names)
+        result = {"weight": w, "smallest_gain": smallest, "mean_gain": mean,
+                  "leave_one_out": {n: choose(sweep, [m for m in names if m != n])[0]
+                                    for n in names} if len(names) > 1 else {}}
+    else:
+        result = judge(sweep, names, args.weight)
+    print(json.dumps(result, indent=1))
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
