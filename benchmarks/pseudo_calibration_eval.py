@@ -48,7 +48,7 @@ def measure(name: str) -> dict:
         out[label] = auroc(top_confidence(scored, len(g.gold), "confidence"), ranks)
         out[f"{label} (on pseudo-queries)"] = calibrator.metrics["auroc_top1"]
     pseudo_calibration.NOT_TRANSFERRED = shipped
-    dev_fitted, _ = choose_calibrator(None, g.model, target_domain(tgt.vocab),
+    dev_fitted, _ = choose_calibrator(None, g.encoder.info.key(), target_domain(tgt.vocab),
                                       ranking_key(g.base, scorers))
     if dev_fitted is not None:
         scored = found.assign(confidence=dev_fitted.predict(found))

@@ -69,6 +69,22 @@ def test_calibrate_user_errors_exit_2(tmp_path, shared_cache):
     assert result.exit_code == 2 and "not a codemap calibration" in result.output
 
 
+def test_a_calibration_fitted_while_default_named_another_model_is_refused(tmp_path, shared_cache):
+    from codemap.embed import resolve_model
+
+    trained = resolve_model("default")  # coder-en: the key carries its adapter's hash
+    assert trained.key().startswith("default@") and resolve_model("default-base").key() == "default-base"
+    assert {c.model for c in shipped_calibrators()} == {trained.key()}
+    old = json.loads((REPO / "codemap/data/calibration/default-lab.json").read_text())
+    old["model"] = "default"  # as written before `default` named the trained model
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps(old))
+    result = invoke("map", DATA / "mimic_labs_gold.tsv", "--target", "LOINC", "--calibration", stale,
+                    "-o", tmp_path / "o.xlsx", "-q", "--cache-dir", shared_cache)
+    assert result.exit_code == 2 and "fitted for model 'default'" in result.output
+    assert "codemap calibrate --model default`" in result.output and not (tmp_path / "o.xlsx").exists()
+
+
 def test_auto_accept_without_calibration_exits_2(tmp_path):
     vocab = tmp_path / "v.csv"
     vocab.write_text("code,name\nA,sodium\nB,potassium\n", encoding="utf-8")

@@ -74,7 +74,7 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
     fitted = fit_logistic(features, dev.labels)
     top = dev.found["rank"].to_numpy() == 1
     calibrator = Calibrator(
-        model=g.model, domain=target_domain(g.vocab),
+        model=g.encoder.info.key(), domain=target_domain(g.vocab),
         ranking=ranking_key(rank, evidence_scorers(g.vocab, rank)),
         precision_curve=precision_curve(oof[top], dev.labels[top]),
         fitted_on={"gold": Path(config.gold.gold).name, "gold_col": config.gold.gold_col,

@@ -94,7 +94,7 @@ def ranking_key(rank, scorers) -> str:
 class Calibrator:
     """Standardised features → logistic model → probability that a candidate is correct."""
 
-    model: str  # encoder id the features came from ("default", a folder, a hub id)
+    model: str  # ModelInfo.key() of the encoder ("default@<adapter hash>", a folder, a hub id)
     domain: str  # codemap.rank.prepare.target_domain() of the dev set
     ranking: str  # ranking_key() of the dev ranking
     mean: tuple[float, ...]
@@ -191,7 +191,7 @@ def choose_calibrator(path: Path | None, model: str, domain: str,
         if chosen.model != model or chosen.ranking != ranking:
             raise CodemapError(f"{path}: fitted for model {chosen.model!r}, ranking "
                                f"{chosen.ranking!r}, but this run uses {model!r}, {ranking!r}; "
-                               f"fit one for it with `codemap calibrate --model {model}`")
+                               f"fit one for it with `codemap calibrate --model {model.split('@')[0]}`")
         return chosen, f"{path} (fitted on {chosen.fitted_on.get('gold', '?')})"
     for chosen in shipped_calibrators():
         if chosen.matches(model, domain, ranking):

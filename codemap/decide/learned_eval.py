@@ -53,7 +53,7 @@ def add_default_confidence(report: dict, g: GoldQueries, scorers, found: pd.Data
     domain, ranking = target_domain(target.vocab), ranking_key(g.base, scorers)
     calibrator, line = any_calibrator(target, scorers, g.base, text_expander(target.vocab, g.base),
                                       domain, ranking,
-                                      choose_calibrator(None, g.model, domain, ranking))
+                                      choose_calibrator(None, g.encoder.info.key(), domain, ranking))
     if calibrator is not None:
         confidence = found.assign(confidence=calibrator.predict(found))
         report["default_confidence"] = {

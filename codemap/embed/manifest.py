@@ -68,6 +68,13 @@ class ModelInfo:
         except (ValueError, TypeError):
             return False
 
+    def key(self) -> str:
+        """The model as a calibration names it: its id, plus the adapter's hash for a shipped
+        trained model, so a calibration fitted while `default` named another model (the untrained
+        base, an older adapter) is not taken for the one it names now."""
+        adapter = self.extra.get("adapter_sha256", "")
+        return f"{self.id}@{adapter[:12]}" if adapter else self.id
+
     def encoder_weight(self, domain: str) -> float | None:
         """The same-language fusion weight this model was validated with on targets of `domain`
         (codemap.rank.prepare.target_domain), when its manifest names one (extra.encoder_weights,

@@ -121,7 +121,7 @@ class Mapper:
             calibrator, calibration = any_calibrator(
                 Target(vocab, encoder, index, lexical, target_lang, config.cache_dir), scorers,
                 rank, text_expander(vocab, rank), domain, ranking,
-                choose_calibrator(config.calibration, encoder.info.id, domain, ranking))
+                choose_calibrator(config.calibration, encoder.info.key(), domain, ranking))
         decisions = {"confidence": calibration, **decision_support(calibrator, config)}
         return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
                    calibrator, decisions,
