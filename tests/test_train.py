@@ -276,6 +276,24 @@ def test_resume_gives_the_same_next_losses(tiny_setup, tmp_path):
     assert resumed.loc[4] == pytest.approx(full.loc[4], abs=1e-6)
 
 
+def test_resume_refuses_a_base_name_that_now_means_other_weights(tiny_setup, tmp_path):
+    """A checkpoint records the base it was trained on; when the name moved ("default" became
+    the trained coder-en), resuming on top of the other weights is refused, not done."""
+    import json
+
+    from codemap.errors import CodemapError
+    from codemap.train.loop import train
+
+    train(_tiny_config(tiny_setup, tmp_path / "run", steps=2))
+    state_file = tmp_path / "run" / "checkpoints" / "step-0000002" / "state.json"
+    state = json.loads(state_file.read_text())
+    assert state["base"] == str(tiny_setup / "model")  # ModelInfo.key() of a folder: its path
+    state["base"] = "default@0123456789ab"
+    state_file.write_text(json.dumps(state))
+    with pytest.raises(CodemapError, match="was trained on base 'default@0123456789ab'"):
+        train(_tiny_config(tiny_setup, tmp_path / "run", steps=4))
+
+
 def test_lora_checkpoints_are_compact_resume_exactly_and_save_a_merged_model(tiny_setup, tmp_path):
     """--lora-rank: the checkpoint holds the adapter, relations and optimiser state only (no full
     weights), a resumed run replays the same losses, and the final folder is the base with the

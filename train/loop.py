@@ -89,6 +89,13 @@ def train(config: TrainConfig) -> dict:
         state = load_checkpoint(resume_from, model, optimizer, scheduler, device)
         if state.get("data_hash") != graph.content_hash:
             raise CodemapError(f"{resume_from}: was trained on other data; use a new --out")
+        # A name like "default" moves when a trained model replaces the base (coder-en since
+        # 2026-11-25): the adapter must go on top of the weights it was trained on.
+        if state.get("base", info.key()) != info.key():
+            raise CodemapError(f"{resume_from}: was trained on base {state['base']!r}, but "
+                               f"--base {config.base} now names {info.key()!r}; resume with the "
+                               f"base it was trained on (default-base / multilingual-base for "
+                               f"the untrained ones)")
         start = state["step"]
         log.info("resumed from %s at step %d", resume_from, start)
     ddp = model
@@ -141,7 +148,8 @@ def train(config: TrainConfig) -> dict:
             window_start, window_steps = now, 0
         if rank == 0 and config.checkpoint_every and step % config.checkpoint_every == 0:
             save_checkpoint(out, step, model, optimizer, scheduler,
-                            {"data_hash": graph.content_hash, "config": config.as_dict()},
+                            {"data_hash": graph.content_hash, "base": info.key(),
+                             "config": config.as_dict()},
                             info.path, {**extra, "steps": step}, config.keep_checkpoints)
         if (rank == 0 and config.eval_file and config.eval_every and step % config.eval_every == 0
                 and step != config.steps):
