@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from scipy.stats import binomtest
+from train_decide import paired  # benchmarks/ is on sys.path when run as a script
 
 FIXED = 0.7
 MAX_SET_LOSS = 0.02
@@ -42,16 +42,18 @@ def choose(sweep: dict, names: list[str]) -> tuple[str, float, float]:
 
 def judge(sweep: dict, names: list[str], weight: float) -> dict:
     """The chosen weight vs the fixed one, per set and pooled, and whether the rule holds."""
-    per_set, gained, lost = {}, 0, 0
+    right = lambda label: {n: [r == 1 for r in sweep[n][label]] for n in names}
+    new, old = right(f"default w={float(weight)}"), right(f"default w={FIXED}")
+    per_set = {}
     for n in names:
-        new, old = sweep[n][f"default w={float(weight)}"], sweep[n][f"default w={FIXED}"]
-        g = sum(a == 1 and b != 1 for a, b in zip(new, old))
-        lo = sum(a != 1 and b == 1 for a, b in zip(new, old))
-        per_set[n] = {"queries": len(new), "encoder": round(acc(sweep[n]["encoder"]), 4),
-                      "lexical": round(acc(sweep[n]["lexical"]), 4), f"w={FIXED}": round(acc(old), 4),
-                      f"w={weight:g}": round(acc(new), 4), "gained": g, "lost": lo}
-        gained, lost = gained + g, lost + lo
-    p_fixed = binomtest(lost, gained + lost, alternative="greater").pvalue if gained + lost else 1.0
+        one = paired({n: old[n]}, {n: new[n]})
+        per_set[n] = {"queries": len(new[n]), "encoder": round(acc(sweep[n]["encoder"]), 4),
+                      "lexical": round(acc(sweep[n]["lexical"]), 4),
+                      f"w={FIXED}": round(sum(old[n]) / len(old[n]), 4),
+                      f"w={weight:g}": round(sum(new[n]) / len(new[n]), 4),
+                      "gained": one["better"], "lost": one["worse"]}
+    pooled = paired(new, old)  # "better": right only at the fixed weight
+    gained, lost, p_fixed = pooled["worse"], pooled["better"], pooled["p_one_sided"]
     worst = min(v[f"w={weight:g}"] - v[f"w={FIXED}"] for v in per_set.values())
     return {"sets": per_set, "gained": gained, "lost": lost, "p_fixed_better": p_fixed,
             "largest_set_loss": round(-worst, 4) if worst < 0 else 0.0,
