@@ -167,15 +167,17 @@ def test_a_trained_models_own_weight_holds_for_the_domain_it_names_in_one_langua
     from codemap.embed import resolve_model
     from codemap.embed.manifest import ModelInfo
     from codemap.rank import ranking_for
+    from codemap.rank.prepare import target_domain
 
     base = RankConfig()
     model = ModelInfo("m", tmp_path, extra={"encoder_weights": {"other": 1.0}})
-    assert ranking_for(base, _vocab("HPO"), model, "en", "en").encoder_weight == 1.0
-    assert ranking_for(base, _vocab("HPO"), model, "", "en").encoder_weight == 1.0
-    assert ranking_for(base, _vocab("LOINC"), model, "en", "en").encoder_weight == 0.7
-    assert ranking_for(base, _vocab("HPO"), model, "de", "en").encoder_weight == 0.7
+    assert (target_domain(_vocab("HPO")), target_domain(_vocab("LOINC"))) == ("other", "lab")
+    assert ranking_for(base, "other", model, "en", "en").encoder_weight == 1.0
+    assert ranking_for(base, "other", model, "", "en").encoder_weight == 1.0
+    assert ranking_for(base, "lab", model, "en", "en").encoder_weight == 0.7
+    assert ranking_for(base, "other", model, "de", "en").encoder_weight == 0.7
     explicit = rank_config(0.5)  # --encoder-weight 0.5 wins over the model's own
-    assert ranking_for(explicit, _vocab("HPO"), model, "en", "en").encoder_weight == 0.5
+    assert ranking_for(explicit, "other", model, "en", "en").encoder_weight == 0.5
     # The shipped trained model carries the weight its rule chose, through its cached ONNX export
     # too (made before the weight was set); the untrained base none.
     assert resolve_model("default").encoder_weight("other") == 1.0
@@ -191,19 +193,19 @@ def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_m
     from codemap.embed import resolve_model
     from codemap.rank import ranking_for
 
-    base, loinc = RankConfig(), _vocab("LOINC")
+    base = RankConfig()
     multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
     mono = ModelInfo("e", tmp_path, extra={"multilingual": False})
-    assert ranking_for(base, loinc, multi, "de", "en").encoder_weight == base.crosslingual_encoder_weight
-    assert not ranking_for(base, loinc, multi, "de", "en").usage_evidence
-    assert ranking_for(base, loinc, multi, "en", "en") == base
+    assert ranking_for(base, "lab", multi, "de", "en").encoder_weight == base.crosslingual_encoder_weight
+    assert not ranking_for(base, "lab", multi, "de", "en").usage_evidence
+    assert ranking_for(base, "lab", multi, "en", "en") == base
     # An English model keeps the same-language fusion (it needs the lexical cue), but no list is
     # completed from the words of a target in another language, whatever the model.
-    english = ranking_for(base, loinc, mono, "de", "en")
+    english = ranking_for(base, "lab", mono, "de", "en")
     assert (english.encoder_weight, english.usage_evidence) == (base.encoder_weight, True)
     assert base.complete_words and not english.complete_words
-    assert not ranking_for(base, loinc, multi, "de", "en").complete_words
-    assert ranking_for(base, loinc, multi, "", "en") == base  # language unknown: leave it
+    assert not ranking_for(base, "lab", multi, "de", "en").complete_words
+    assert ranking_for(base, "lab", multi, "", "en") == base  # language unknown: leave it
     assert not resolve_model("default").multilingual()  # 30,522 word pieces
     names = ["Kalium im Serum", "Natrium im Urin", "Glukose im Blut"] * 10
     assert names_language(names, ["de"] * 30) == "de"

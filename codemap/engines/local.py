@@ -85,6 +85,7 @@ class Mapper:
     decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
     reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
     hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)
+    domain: str = "other"  # rank.prepare.target_domain of the target: lab, drug or other
 
     @classmethod
     def load(cls, config: MapConfig) -> "Mapper":
@@ -109,7 +110,8 @@ class Mapper:
                    "index": time.perf_counter() - t_model}  # name index and lexical index
         target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist(),
                                      config.source_lang or "")
-        rank = ranking_for(config.rank, vocab, encoder.info, config.source_lang or "", target_lang)
+        domain = target_domain(vocab)
+        rank = ranking_for(config.rank, domain, encoder.info, config.source_lang or "", target_lang)
         if config.calibration is not None:  # a calibration fitted on dev gold for the fixed ranking
             rank = replace(rank, learned=False)
         scorers = evidence_scorers(vocab, rank)
@@ -117,7 +119,7 @@ class Mapper:
                                            config.cache_dir), scorers, rank)
         calibration = calibrator.describe() if calibrator is not None else None
         if calibrator is None:
-            domain, ranking = target_domain(vocab), ranking_key(rank, scorers)
+            ranking = ranking_key(rank, scorers)
             calibrator, calibration = any_calibrator(
                 Target(vocab, encoder, index, lexical, target_lang, config.cache_dir), scorers,
                 rank, text_expander(vocab, rank), domain, ranking,
@@ -126,7 +128,7 @@ class Mapper:
         return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
                    calibrator, decisions,
                    CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
-                   Hierarchy.of(vocab) if calibrator is not None else None)
+                   Hierarchy.of(vocab) if calibrator is not None else None, domain)
 
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
@@ -178,7 +180,7 @@ class Mapper:
         on the pair of languages): an engine mapping several lists at once uses one per list."""
         names = self.vocab.names
         target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang or "")
-        rank = ranking_for(self.config.rank, self.vocab, self.encoder.info, lang or "", target_lang)
+        rank = ranking_for(self.config.rank, self.domain, self.encoder.info, lang or "", target_lang)
         scorers = evidence_scorers(self.vocab, rank)
         calibrator = self.calibrator
         if isinstance(calibrator, LearnedRanker):  # the scorer set may differ: its own ranker

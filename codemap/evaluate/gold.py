@@ -15,7 +15,8 @@ from ..errors import CodemapError
 from ..rank.drug_agreement import is_drug_vocabulary
 from ..rank.hybrid import rank_hybrid
 from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import evidence_scorers, ranking_for, row_fields, with_abbreviations, with_axes
+from ..rank.prepare import (evidence_scorers, ranking_for, row_fields, target_domain,
+                            with_abbreviations, with_axes)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.readers import read_code_list
@@ -116,7 +117,7 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
     language = source_language([query_texts[i] for i in keep], None)
     lang = language.lang if language.method != "uncertain" else ""
-    base = ranking_for(config.rank, vocab, encoder.info, lang, names_language(
+    base = ranking_for(config.rank, target_domain(vocab), encoder.info, lang, names_language(
         vocab.names["name"].tolist(), vocab.names["lang"].tolist(), lang))
     kept = [gold[i] for i in keep]
     return GoldQueries(config, vocab, encoder, rows, kept, len(source.frame), base, language,

@@ -35,9 +35,10 @@ def target_domain(vocab: Vocabulary) -> str:
     return "lab" if len(sample) and loinc >= LOINC_SHARE * len(sample) else "other"
 
 
-def ranking_for(config: RankConfig, vocab: Vocabulary, model: ModelInfo, source_lang: str,
+def ranking_for(config: RankConfig, domain: str, model: ModelInfo, source_lang: str,
                 target_lang: str) -> RankConfig:
-    """The ranking settings for this target, model and pair of languages.
+    """The ranking settings for a target of this domain (`target_domain`), model and pair of
+    languages.
 
     Same language (or the list's language unknown): a trained model's own fusion weight for the
     target's domain, when its manifest names one (ModelInfo.encoder_weight: coder-en and
@@ -54,7 +55,7 @@ def ranking_for(config: RankConfig, vocab: Vocabulary, model: ModelInfo, source_
     acc@1 0.817 without it, 0.713 with).
     """
     if not (source_lang and target_lang and source_lang != target_lang):
-        weight = model.encoder_weight(target_domain(vocab)) if config.model_weights else None
+        weight = model.encoder_weight(domain) if config.model_weights else None
         return config if weight is None else replace(config, encoder_weight=weight)
     config = replace(config, complete_words=False)
     if model.multilingual():
