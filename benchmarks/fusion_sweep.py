@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from codemap.config import EncoderConfig, EvalConfig, RankConfig
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries, text_key
@@ -86,27 +87,46 @@ def load(name: str):
                                    encoder=EncoderConfig(model=MODEL)))
 
 
-def with_evidence(name: str, weights=WEIGHTS, toggle: str | None = None) -> dict[str, list]:
+def with_evidence(name: str, weights=WEIGHTS, toggle: str | None = None,
+                  list_rows: int = 0) -> dict[str, list]:
     """Gold ranks of the full default ranking (fusion + the domain's evidence) at each weight
     ("shipped": the shipped settings, the cross-lingual weight included), or, with `toggle` (a
-    RankConfig switch), with that switch off and on."""
+    RankConfig switch), with that switch off and on. `list_rows`: the gold file is cut into
+    consecutive lists of that many queries, each ranked on its own (its own hubness)."""
     g = load(name)
+    rank_all = g.rank
+    if list_rows:
+        rank_all = lambda config: _ranked_in_lists(g, config, list_rows)
     drugs = is_drug_vocabulary(g.vocab)
     methods = eval_methods(g.base, drugs=drugs)
     default = methods[DEFAULT_METHOD[drugs]]
     out = {}
     for alone in ("encoder", "lexical"):
-        ranks = gold_ranks(g.rank(methods[alone]), g.gold)
+        ranks = gold_ranks(rank_all(methods[alone]), g.gold)
         out[alone] = [r if r is not None else 10**6 for r in ranks]
     # A toggle is compared at the one weight given (--weights w), else at the default weight.
-    at = {"encoder_weight": weights[0]} if toggle and len(weights) == 1 else {}
+    at = ({"encoder_weight": weights[0]} if toggle and len(weights) == 1 and weights[0] != "shipped"
+          else {})
     settings = ({f"default {toggle}={on}": {toggle: on, **at} for on in (False, True)} if toggle
                 else {f"default w={w}": {"encoder_weight": w} if w != "shipped" else {}
                       for w in weights})
     for label, setting in settings.items():
-        ranks = gold_ranks(g.rank(replace(default, **setting)), g.gold)
+        ranks = gold_ranks(rank_all(replace(default, **setting)), g.gold)
         out[label] = [r if r is not None else 10**6 for r in ranks]
     return out
+
+
+def _ranked_in_lists(g, config: RankConfig, size: int):
+    """g's queries ranked as consecutive lists of `size` rows (query numbers as in g)."""
+    g.rank(replace(config, top_k=1))  # prepares this ranking's texts, vectors and indexes
+    frames = []
+    for start in range(0, len(g.rows), size):
+        part = slice(start, start + size)
+        piece = replace(g, rows=g.rows[part], gold=g.gold[part], hubs={},
+                        prepared={k: (*v[:3], v[3][part], v[4][part]) for k, v in g.prepared.items()})
+        found = piece.rank(config)
+        frames.append(found.assign(query=found["query"] + start))
+    return pd.concat(frames, ignore_index=True)
 
 
 def concept_scores(name: str):
@@ -179,6 +199,8 @@ def main(argv=None) -> int:
     parser.add_argument("--toggle", help="with --evidence: compare this RankConfig switch off/on")
     parser.add_argument("--evidence", action="store_true",
                         help="score the full default ranking (with evidence) at each weight instead")
+    parser.add_argument("--list-rows", type=int, default=0,
+                        help="with --evidence: rank each set as consecutive lists of this many rows")
     parser.add_argument("--cache", type=Path, help="keep each set's score matrices here")
     parser.add_argument("--model", default="default", help="the encoder (a --model name or folder)")
     args = parser.parse_args(argv)
@@ -188,7 +210,7 @@ def main(argv=None) -> int:
     for name in args.sets.split(","):
         if args.evidence:
             weights = [w if w == "shipped" else float(w) for w in args.weights.split(",")]
-            report[name] = with_evidence(name, weights, args.toggle)
+            report[name] = with_evidence(name, weights, args.toggle, args.list_rows)
         else:
             enc, lex, columns, plain = _cached(name, args.cache)
             report[name] = {label: gold_rank(fused, columns).tolist()

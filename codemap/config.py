@@ -131,6 +131,9 @@ class RankConfig:
     # LOINC variants the row cannot tell apart share their best name score
     # (codemap.rank.lab_evidence.ComponentBackoff; benchmarks/results/component-backoff/RULE.md).
     component_backoff: bool = True
+    # Lower each concept's encoder score by half its mean best cosine to the list's rows (CSLS:
+    # a concept close to many rows is a hub, not their answer; codemap.rank.hubness).
+    hubness: bool = True
     evidence_off: tuple[str, ...] = ()  # evidence scorers left out by name (ablations)
     # Expand lab abbreviations learned from LOINC short/long names (codemap.rank.abbreviations) in
     # the source texts and the target's short names. Off by default: it helps short-name-style lists

@@ -1,4 +1,5 @@
-"""Mapper: a list mapped block by block gives exactly the candidates of the whole list."""
+"""Mapper: a list mapped block by block gives exactly the candidates of the whole list (its
+hubness is the list's, whatever the blocks)."""
 import pandas as pd
 
 from codemap.config import MapConfig
@@ -20,7 +21,7 @@ def test_map_block_by_block_equals_whole_list(shared_cache):
     config = MapConfig(source=EXAMPLES / "labs.csv", target="LOINC", cache_dir=shared_cache,
                        progress=False)
     whole = map_codes(config).candidates
-    mapper = Mapper.load(config)
+    mapper = Mapper.load(config).for_list(read_code_list(config.source).query_texts)
     parts = pd.concat([mapper.map_block(b) for b in read_code_list(config.source).blocks(37)],
                       ignore_index=True)
     assert list(parts.columns) == list(whole.columns)

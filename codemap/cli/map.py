@@ -56,6 +56,10 @@ CompleteWords = Annotated[bool, typer.Option(
     "--complete-words/--no-complete-words", rich_help_panel=RANKING,
     help="Complete cut words of the texts (\"Perc Endo\", \"Synth Sub\") from the target's own "
          "words.")]
+Hubness = Annotated[bool, typer.Option(
+    "--hubness/--no-hubness", rich_help_panel=RANKING,
+    help="Lower the encoder score of a concept that is close to many rows of the list (CSLS): "
+         "a row's candidates then depend on the list it is mapped in.")]
 ApproximateAbove = Annotated[int, typer.Option(
     "--approximate-above", min=0, rich_help_panel=RANKING,
     help="Use an approximate (IVF) name index above this many target names.")]
@@ -130,7 +134,7 @@ def map_command(
     hide_contradicted: HideContradicted = RankConfig.hide_contradicted,
     expand_abbreviations: ExpandAbbreviations = RankConfig.expand_abbreviations,
     complete_words: CompleteWords = RankConfig.complete_words,
-    rerank: Rerank = None, rerank_top: RerankTop = RankConfig.rerank_top,
+    hubness: Hubness = RankConfig.hubness, rerank: Rerank = None, rerank_top: RerankTop = RankConfig.rerank_top,
     approximate_above: ApproximateAbove = IndexConfig.approximate_above,
     nprobe: Nprobe = IndexConfig.nprobe, fp16_index: Fp16Index = IndexConfig.float16,
     # decisions
@@ -168,8 +172,8 @@ def map_command(
         encoder=encoder_config(model, batch_size, device, backend),
         cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
         **_ranking(encoder_weight, top_k, method, learned_ranking, hide_contradicted,
-                   expand_abbreviations, complete_words, rerank, rerank_top, approximate_above,
-                   nprobe, fp16_index),
+                   expand_abbreviations, complete_words, hubness, rerank, rerank_top,
+                   approximate_above, nprobe, fp16_index),
         **_decisions(calibration, auto_accept, no_match_below, broader_below, memory, llm_url,
                      llm_model))
     result, written = map_sources(config, sources, output,
@@ -190,13 +194,14 @@ def _read_options(sheet: str | None, encoding: str | None, code_col: str | None,
 
 def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: bool,
              hide_contradicted: bool, expand_abbreviations: bool, complete_words: bool,
-             rerank: Path | None,
+             hubness: bool, rerank: Path | None,
              rerank_top: int, approximate_above: int, nprobe: int, fp16_index: bool) -> dict:
     """The Ranking panel: MapConfig's rank, index and rerank settings."""
     return {"rank": rank_config(encoder_weight, top_k=top_k, method=method, learned=learned,
                                 hide_contradicted=hide_contradicted,
                                 expand_abbreviations=expand_abbreviations,
-                                complete_words=complete_words, rerank_top=rerank_top),
+                                complete_words=complete_words, hubness=hubness,
+                                rerank_top=rerank_top),
             "index": IndexConfig(approximate_above=approximate_above, nprobe=nprobe,
                                  float16=fp16_index),
             "rerank": rerank}

@@ -85,7 +85,8 @@ def ranking_key(rank, scorers) -> str:
     weight = f"/w={rank.encoder_weight:g}" if rank.method == "hybrid" and rank.fusion == "weighted" else ""
     # Other query texts, other scores.
     expanded = ("/abbreviations" if rank.expand_abbreviations else "") + (
-        "/completed" if rank.complete_words else "")
+        "/completed" if rank.complete_words else "") + (
+        "/hubness" if rank.hubness and rank.method != "lexical" else "")
     return (f"{rank.method}/{rank.fusion if rank.method == 'hybrid' else '-'}{weight}"
             f"/evidence={evidence}{expanded}")
 

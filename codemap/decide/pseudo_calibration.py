@@ -24,6 +24,7 @@ from pathlib import Path
 from ..config import RankConfig
 from ..errors import CodemapError
 from ..files import sha256_text
+from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.learned import Target, labelled, pseudo_batch
 from ..rank.pseudo_queries import GENERATION, draw, make_absent
@@ -65,8 +66,10 @@ def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, dom
     drawn = make_absent(draw(vocab, QUERIES, SEED), vocab, ABSENT_SHARE, SEED + 1)
     drawn = [replace(p, text=expand(p.text)) for p in drawn]
     queries = pseudo_batch(target, drawn, None)
+    hub = (embedded_hubness(target.index, vocab, [r["text"] for r in queries.rows], queries.vectors)
+           if rank.hubness and rank.method != "lexical" else None)  # the pseudo-queries are the list
     found = rank_hybrid(target.index, target.lexical, vocab, queries.vectors, queries.rows,
-                        scorers, rank, queries.hidden)
+                        scorers, rank, queries.hidden, hub=hub)
     labels = labelled(found, queries.gold)
     features = candidate_features(found)
     # A pseudo-query is a name of the target, lightly changed: its raw encoder and lexical scores

@@ -26,6 +26,7 @@ from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
 from ..errors import CodemapError
 from ..files import sha256_text
+from ..rank.hubness import list_hubness, reference_texts
 from ..rank.hybrid import HYBRID_COLUMNS, rank_hybrid
 from ..rank.learned import Queries, Target, pool
 from ..rank.lexical import load_or_build_lexical
@@ -68,8 +69,9 @@ class Mapper:
     and maps any block of source rows with.
 
     `map_codes` runs it over a whole list; an engine that streams a long list, or spreads it over
-    workers, builds one Mapper per process and calls `map_block` per block: the candidates of a
-    row do not depend on the other rows of its block.
+    workers, builds one Mapper per process, takes its view `for_list` of each list (its hubness)
+    and calls `map_block` per block: the candidates of a row depend on its list, never on the
+    other rows of its block.
     """
 
     config: MapConfig
@@ -86,6 +88,7 @@ class Mapper:
     reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
     hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)
     domain: str = "other"  # rank.prepare.target_domain of the target: lab, drug or other
+    hub: object | None = None  # the list's codemap.rank.hubness.ListHubness (for_list)
 
     @classmethod
     def load(cls, config: MapConfig) -> "Mapper":
@@ -141,7 +144,7 @@ class Mapper:
             found = self._rank_learned(queries, rows)
         else:
             found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
-                                self.rank, progress=self.config.progress)
+                                self.rank, progress=self.config.progress, hub=self.hub)
         if self.calibrator is not None and "confidence" not in found:
             found.insert(found.columns.get_loc("score") + 1, "confidence",
                          self.calibrator.predict(found).round(4))
@@ -188,6 +191,17 @@ class Mapper:
         return replace(self, config=replace(self.config, source_lang=lang), rank=rank,
                        target_lang=target_lang, scorers=scorers, calibrator=calibrator)
 
+    def for_list(self, query_texts: list[str]) -> "Mapper":
+        """This Mapper for a list whose rows read `query_texts` (SourceTable.query_texts, the
+        whole list's or `codemap.rank.hubness.reference_texts` of them): its hubness."""
+        if not self.rank.hubness or self.rank.method == "lexical":
+            return replace(self, hub=None)
+        expand = text_expander(self.vocab, self.rank)
+        encode = lambda texts: self.encoder.encode([expand(t) for t in texts],
+                                                   progress=self.config.progress,
+                                                   desc="embedding the list's reference rows")
+        return replace(self, hub=list_hubness(self.index, self.vocab, encode, query_texts))
+
     def describe(self) -> dict:
         """The run sheet's settings that come from what was loaded."""
         vocab, info = self.vocab, self.encoder.info
@@ -232,7 +246,7 @@ def map_codes(config: MapConfig) -> MapResult:
     language = source_language(texts, config.source_lang)
     if language.method != "uncertain":
         config = replace(config, source_lang=language.lang)
-    mapper = Mapper.load(config)
+    mapper = Mapper.load(config).for_list(source.query_texts)
     t_loaded = time.perf_counter()
     candidates = mapper.map_block(source)
     t_rank = time.perf_counter()
@@ -260,11 +274,13 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
     output = check_output(output)
     blocks = iter_code_list(config.source, config.read, block_rows)
     first = next(blocks)  # an unreadable list fails here, before the model is loaded
+    second = next(blocks, None)
     t_read = time.perf_counter()
     language = source_language(first.texts, config.source_lang)  # from the first block
     if language.method != "uncertain":
         config = replace(config, source_lang=language.lang)
-    mapper = Mapper.load(config)
+    mapper = Mapper.load(config).for_list(
+        first.query_texts if second is None else list_reference(config, block_rows))
     t_loaded = time.perf_counter()
     parts = PartsFolder.beside(output, _run_key(config, mapper, block_rows))
     if parts.parts:
@@ -274,7 +290,7 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
     rows_read = rows_empty = written = 0
     top, tiers, counts = [], Counter(), Counter()
     summary_columns = _summary_columns(config, mapper)
-    for block in itertools.chain([first], blocks):
+    for block in itertools.chain([first], [second] if second is not None else [], blocks):
         texts = block.texts
         rows_read, rows_empty = rows_read + len(texts), rows_empty + texts.count("")
         name = part_name(0, config.source, block.first_row)
@@ -302,6 +318,15 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
                "map": t_mapped - t_loaded, "total": t_mapped - clock, "write": done - t_mapped}
     return MapResult(pd.concat(top, ignore_index=True), first, mapper.vocab,
                      mapper.encoder.info.id, run, timings, language, dict(tiers))
+
+
+def list_reference(config: MapConfig, block_rows: int = BLOCK_ROWS) -> list[str]:
+    """The rows that stand for a list longer than one block in its hubness
+    (codemap.rank.hubness.reference_texts of all its query texts): one more pass over the file."""
+    texts = []
+    for block in iter_code_list(config.source, config.read, block_rows):
+        texts.extend(reference_texts(block.query_texts, limit=len(block.frame)))  # distinct
+    return reference_texts(texts)
 
 
 def _run_key(config: MapConfig, mapper: Mapper, block_rows: int) -> str:

@@ -43,6 +43,7 @@ from ..embed.index import CHUNK_NAMES, chunk_path, index_folder, load_or_build_i
 from ..embed.models import resolve_model
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
+from ..rank.hubness import reference_texts
 from ..read.language import source_language
 from ..read.readers import SOURCE_FILE_COLUMN, read_code_list
 from ..vocab.target import load_target
@@ -56,11 +57,13 @@ log = logging.getLogger(__name__)
 class BlockMapper:
     """A Ray Data actor: loads one Mapper, then maps one block per call into Parquet bytes."""
 
-    def __init__(self, config: MapConfig, templates: list, langs: list):
+    def __init__(self, config: MapConfig, templates: list, langs: list, references: list):
         mapper = Mapper.load(config)
         # One view per list: its language (detected on the whole list, as the local engine does)
-        # sets the fusion weight.
-        self.mappers = [mapper.for_source_lang(lang) for lang in langs]
+        # sets the fusion weight, its reference rows (the driver's, from the whole list) its
+        # hubness.
+        self.mappers = [mapper.for_source_lang(lang).for_list(texts)
+                        for lang, texts in zip(langs, references)]
         self.templates = templates  # each source's SourceTable with an empty frame (its roles)
         self.run = json.dumps(mapper.describe(), default=str)
 
@@ -127,8 +130,9 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
             items = [{"part": name, "source": n, "first_row": block.first_row,
                       "frame": pickle.dumps(block.frame)} for name, n, block in pending]
             templates = [replace(t, frame=t.frame.iloc[:0]) for t in tables]
+            references = [reference_texts(t.query_texts) for t in tables]
             mapped = _actor_stage(ray, items, actor, (replace(config, progress=False), templates,
-                                                      langs), ray_config)
+                                                      langs, references), ray_config)
             for result in mapped.iter_rows():
                 folder.add(result["part"], result["data"],
                            {"source": source_of[result["part"]],

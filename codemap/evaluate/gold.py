@@ -13,6 +13,7 @@ from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
 from ..errors import CodemapError
 from ..rank.drug_agreement import is_drug_vocabulary
+from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.lexical import load_or_build_lexical
 from ..rank.prepare import (evidence_scorers, ranking_for, row_fields, target_domain,
@@ -76,6 +77,7 @@ class GoldQueries:
     base: RankConfig  # config.rank with the fusion weight for this pair of languages
     language: LanguageGuess
     prepared: dict = field(default_factory=dict)  # text_key → _prepare_eval's tuple
+    hubs: dict = field(default_factory=dict)  # text_key → the queries' ListHubness
     excluded: frozenset = frozenset()  # codes removed from the target (eval --drop-gold-share)
 
     @property
@@ -89,7 +91,18 @@ class GoldQueries:
                 self.vocab, self.encoder, self.rows, rank, self.config)
         used, index, lexical, queries, rows = self.prepared[text_key(rank)]
         return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank,
-                           hidden_rows(used, self.excluded, len(rows)))
+                           hidden_rows(used, self.excluded, len(rows)), hub=self._hub(rank))
+
+    def _hub(self, rank: RankConfig):
+        """The gold file's hubness (codemap.rank.hubness): its queries are the list, taken as
+        `codemap map` takes a list's rows (distinct texts as read, then prepared)."""
+        if not rank.hubness or rank.method == "lexical":
+            return None
+        key = text_key(rank)
+        if key not in self.hubs:
+            used, index, _, queries, _ = self.prepared[key]
+            self.hubs[key] = embedded_hubness(index, used, [row["text"] for row in self.rows], queries)
+        return self.hubs[key]
 
 
 def text_key(rank: RankConfig) -> tuple[bool, bool]:
@@ -183,7 +196,7 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
     plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False,
                     category_evidence=False, usage_evidence=False, expand_abbreviations=False,
                     text_evidence=False, usual_evidence=False, complete_words=False,
-                    component_backoff=False)
+                    component_backoff=False, hubness=False)
     if drugs:
         return {
             "encoder": replace(plain, method="encoder"),
@@ -210,5 +223,6 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
         "hybrid + text axes": replace(plain, method="hybrid", text_evidence=True),
         "hybrid + usual variant": replace(plain, method="hybrid", usual_evidence=True),
         "hybrid + component back-off": replace(plain, method="hybrid", component_backoff=True),
+        "hybrid + hubness": replace(plain, method="hybrid", hubness=True),
         DEFAULT_METHOD[False]: replace(base, method="hybrid"),
     }

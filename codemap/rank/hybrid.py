@@ -25,7 +25,7 @@ POOLED_CHUNK = 32
 
 def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarray,
                 rows: list[dict], scorers=(), config: RankConfig = RankConfig(),
-                exclude: list | None = None, progress: bool = False) -> pd.DataFrame:
+                exclude: list | None = None, progress: bool = False, hub=None) -> pd.DataFrame:
     """Rank concepts by fused name scores adjusted by evidence scorers.
 
     `queries` are the encoder vectors of the rows' texts, `rows` each row's fields (`text`,
@@ -35,7 +35,9 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     `explanation` of what moved the candidate. `exclude`, when given, holds per row an array of
     name rows that row must not see (a pseudo-query's own name, a target with concepts removed:
     codemap.rank.learned); a concept left without names is no candidate of that row.
-    `progress`: a bar (rows, ETA) on a terminal.
+    `progress`: a bar (rows, ETA) on a terminal. `hub`, when given, is the list's
+    codemap.rank.hubness.ListHubness: each concept's encoder score is lowered by its penalty
+    before fusion (the `encoder_score` column stays the plain cosine).
     """
     layout = _ConceptLayout.of(vocab)
     attributes = _ConceptRecords(vocab.concepts)
@@ -43,6 +45,9 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     pooled = getattr(index, "approximate", False) and config.method != "lexical"
     frames = []
     step = POOLED_CHUNK if pooled else QUERY_CHUNK
+    # Exact scoring sees every concept: their penalties once (the pooled path asks per chunk).
+    penalty = (None if hub is None or pooled or config.method == "lexical" else
+               hub.penalty(np.arange(len(layout.concept_codes))))
     with tqdm(total=len(rows), desc="ranking", unit="row", disable=not progress,
               leave=False) as bar:
         for start in range(0, len(rows), step):
@@ -51,12 +56,12 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
             if pooled:
                 frames.append(_rank_pooled(index, lexical, layout, attributes, names,
                                            queries[chunk], rows[chunk], start, scorers, config,
-                                           excluded))
+                                           excluded, hub))
             else:
                 enc, lex = _name_scores(index, lexical, queries[chunk], rows[chunk], config)
                 _mask(enc, lex, excluded, None)
                 frames.append(_rank_chunk(enc, lex, layout, attributes.__getitem__, rows[chunk],
-                                          start, scorers, config, names))
+                                          start, scorers, config, names, penalty=penalty))
             bar.update(len(rows[chunk]))
     frame = pd.DataFrame([r for f in frames for r in f], columns=HYBRID_COLUMNS)
     return frame
@@ -78,7 +83,7 @@ def _mask(enc, lex, exclude, name_rows):
 
 
 def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offset, scorers, config,
-                 exclude=None):
+                 exclude=None, hub=None):
     """Rank a chunk of rows among the concepts an approximate index finds for them.
 
     Scoring every name is names × rows; past `IndexConfig.approximate_above` names each row is
@@ -109,8 +114,9 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     allowed = np.zeros((len(rows), len(keep)), bool)
     for q, o in enumerate(own):
         allowed[q, np.searchsorted(keep, o)] = True
+    penalty = None if hub is None else hub.penalty(keep)
     return _rank_chunk(enc, lex, sub, lambda c: attributes[keep[c]], rows, offset, scorers, config,
-                       names[name_rows], allowed)
+                       names[name_rows], allowed, penalty)
 
 
 class _ConceptRecords:
@@ -198,12 +204,16 @@ def _sibling_scores(fused_row, candidates, record, key) -> dict:
     return own
 
 
-def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None):
+def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None,
+                penalty=None):
     """`record_of(c)` is concept c's row as a dict (`_ConceptRecords`); `allowed` (rows ×
-    concepts), when given, limits each row to its own pooled concepts."""
+    concepts), when given, limits each row to its own pooled concepts; `penalty` (per concept)
+    is subtracted from the encoder scores before fusion (the list's hubness)."""
     reduce = lambda m: None if m is None else np.maximum.reduceat(m[:, layout.order], layout.starts, axis=1)
     enc_c, lex_c = reduce(enc), reduce(lex)
-    fused = _fuse(enc_c, lex_c, config)
+    if enc_c is None:
+        penalty = None
+    fused = _fuse(enc_c if penalty is None else enc_c - penalty[None, :], lex_c, config)
     if allowed is not None:
         fused = np.where(allowed, fused, -np.inf)
     bounds = layout.starts_end
@@ -239,7 +249,8 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
             e = None if enc_c is None else round(float(enc_c[q, c]), 4)
             lx = None if lex_c is None else round(float(lex_c[q, c]), 4)
             why = [f"name: encoder {e}" if e is not None else "",
-                   f"lexical {lx}" if lx is not None else "", *reasons]
+                   f"lexical {lx}" if lx is not None else "",
+                   f"list hubness -{penalty[c]:.4f}" if penalty is not None else "", *reasons]
             out.append((offset + q, rank, layout.concept_codes[c], record(c)["name"],
                         names[best], round(score, 4), e, lx, "; ".join(w for w in why if w)))
     return out
