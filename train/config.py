@@ -56,10 +56,9 @@ class TrainConfig:
                                           "the source keys).")
     hard_negatives: int = setting(4, REVIEWS, "Rejected candidates per reviewed source that join "
                                               "its batch.")
-    base: str = setting("default", MODEL, "Base checkpoint, as --model names it: 'default' (the "
-                                          "trained coder-en), 'default-base' (the untrained "
-                                          "MiniLM), 'multilingual', 'multilingual-base', a "
-                                          "folder or a hub id.")
+    base: str = setting("default", MODEL, "Start checkpoint, as --model names it (default: "
+                                          "coder-multilingual; coder-en, default-base, "
+                                          "multilingual-base), a folder or a hub id.")
     pooling: str = setting("", MODEL, "cls or mean (empty: the base checkpoint's own).")
     max_length: int = setting(32, MODEL, "Tokens per term: terms are short; CODER trains at 32.")
     # An adapter and its optimiser state are megabytes, so a long run's checkpoint can be

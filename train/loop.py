@@ -89,8 +89,9 @@ def train(config: TrainConfig) -> dict:
         state = load_checkpoint(resume_from, model, optimizer, scheduler, device)
         if state.get("data_hash") != graph.content_hash:
             raise CodemapError(f"{resume_from}: was trained on other data; use a new --out")
-        # A name like "default" moves when a trained model replaces the base (coder-en since
-        # 2026-11-25): the adapter must go on top of the weights it was trained on.
+        # A name like "default" moves when a rule gives it other weights (coder-en on
+        # 2026-11-24, coder-multilingual on 2026-11-25): an adapter must go on top of the
+        # weights it was trained on.
         if state.get("base", info.key()) != info.key():
             raise CodemapError(f"{resume_from}: was trained on base {state['base']!r}, but "
                                f"--base {config.base} now names {info.key()!r}; resume with the "

@@ -50,7 +50,8 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
                   f"empty text {run['rows_empty']:,}; language {run['source_language']}")
     if _needs_multilingual(result):
         console.print(f"[yellow]note:[/yellow] the source looks {result.language.lang}, and "
-                      f"the {run['model']} model reads English best; try --model multilingual")
+                      f"the {run['model']} model reads English best; try --model default "
+                      f"(multilingual)")
     if len(top):
         bands = ", ".join(f"≥{b:.1f}: {np.mean(top >= b):.0%}" for b in SCORE_BANDS)
         console.print(f"top-1 score median {np.median(top):.3f}; {bands}")
@@ -124,11 +125,11 @@ def print_calibration(calibrator, report: dict, output: Path, console: Console |
 
 
 def _needs_multilingual(result) -> bool:
-    """A confidently non-English source mapped with the English-only default model onto names
-    in another language. A target with names in the list's language (the built-in LOINC's German
-    ones) is matched better by the default model than by the multilingual one
+    """A confidently non-English source mapped with an English-only model (`--model coder-en`,
+    `default-base`) onto names in another language. A target with names in the list's language
+    (the built-in LOINC's German ones) it matches well enough
     (benchmarks/results/train-coder-long/RULE-multilingual-hint.md)."""
     language = result.language
     return (language is not None and language.method != "uncertain" and language.lang not in ("", "en")
-            and result.run.get("model") == "default"
+            and result.run.get("model_languages") == "English"
             and result.run.get("target_language") != language.lang)

@@ -43,10 +43,12 @@ def shipped_adapters() -> dict[str, dict]:
 
 
 def adapter_replacing(alias: str) -> str | None:
-    """The shipped adapter that the pre-registered rule made `alias` ("default",
-    "multilingual"), or None: then the alias means the untrained base."""
+    """The shipped adapter that a pre-registered rule made `alias` ("default", "multilingual"),
+    or None: then the alias means the untrained base. A manifest's `replaces` names one alias or
+    a list of them (coder-multilingual is both since 2026-11-25)."""
     for name, manifest in shipped_adapters().items():
-        if manifest.get("replaces") == alias:
+        replaces = manifest.get("replaces") or []
+        if alias in ([replaces] if isinstance(replaces, str) else replaces):
             return name
     return None
 

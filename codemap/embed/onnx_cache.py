@@ -51,7 +51,7 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path,
         return info
     folder = export_folder(info, model_dir)
     if not (folder / MANIFEST).exists():
-        missing = [name for name in EXPORT_PACKAGES if not _installed(name)]
+        missing = [name for name in EXPORT_PACKAGES if not installed(name)]
         if missing and (backend != "auto" or "torch" in missing):
             raise CodemapError(
                 f"model {info.id!r} has no ONNX export yet and {', '.join(missing)} "
@@ -82,7 +82,7 @@ def _int8(export: ModelInfo) -> ModelInfo:
                                extra={**export.extra, "cpu_only": True})
 
 
-def _installed(package: str) -> bool:
+def installed(package: str) -> bool:
     """Whether `package` can be imported, without importing it (torch takes seconds)."""
     try:
         return importlib.util.find_spec(package) is not None

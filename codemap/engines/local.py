@@ -214,6 +214,7 @@ class Mapper:
             "target_hash": vocab.content_hash[:16],
             "target_notice": vocab.notice,
             "model": info.id,
+            "model_languages": "many" if info.multilingual() else "English",
             "model_path": str(info.path),
             "backend": f"{self.encoder.variant} on {self.encoder.provider} "
                        f"(--backend {self.config.encoder.backend})",
