@@ -16,6 +16,7 @@ from codemap.decide import AUTO_ACCEPT_BY, SUGGESTIONS
 
 DRUG_TARGET = REPO / "codemap" / "data" / "drugs" / "drug_targets.tsv"
 DRUG_DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
+GERMAN_LABELS = REPO / "benchmarks" / "data" / "german_lab_labels_dev.tsv"
 runner = CliRunner()
 
 
@@ -43,13 +44,16 @@ def test_missing_share_removes_gold_for_exactly_that_share():
 
 def test_calibrate_labs_cli_and_shipped_calibration_still_fits(tmp_path, shared_cache):
     out, png = tmp_path / "calib.json", tmp_path / "rel.png"
-    result = invoke("calibrate", DATA / "mimic_labs_gold.tsv", "--target", "LOINC", "--gold-col",
-                    "loinc_code", "-o", out, "--plot", png, "--cache-dir", shared_cache)
+    # The shipped lab calibration's command: two dev lists pooled, each weighing the same.
+    result = invoke("calibrate", DATA / "mimic_labs_gold.tsv", GERMAN_LABELS, "--target", "LOINC",
+                    "--gold-col", "loinc_code", "-o", out, "--plot", png, "--cache-dir", shared_cache)
     assert result.exit_code == 0, result.output
     assert "ECE" in result.output and png.read_bytes()[:4] == b"\x89PNG"
+    assert "german_lab_labels_dev.tsv: AUROC" in result.output
     fitted = Calibrator.load(out)
     m = fitted.metrics
-    assert (m["queries"], m["missing_queries"]) == (177, 53)
+    assert (m["queries"], m["missing_queries"]) == (177 + 98, 53 + 29)
+    assert set(m["per_list_auroc_top1"]) == {"mimic_labs_gold.tsv", "german_lab_labels_dev.tsv"}
     assert m["ece_all"] < 0.03 and m["ece_top1"] < 0.15
     # The shipped lab calibration must describe today's ranking: refit it (README command)
     # when the ranking or its evidence changes.
@@ -72,7 +76,7 @@ def test_calibrate_user_errors_exit_2(tmp_path, shared_cache):
 def test_a_calibration_fitted_while_default_named_another_model_is_refused(tmp_path, shared_cache):
     from codemap.embed import resolve_model
 
-    trained = resolve_model("default")  # coder-en: the key carries its adapter's hash
+    trained = resolve_model("default")  # coder-multilingual: the key carries its adapter's hash
     assert trained.key().startswith("default@") and resolve_model("default-base").key() == "default-base"
     assert {c.model for c in shipped_calibrators()} == {trained.key()}
     old = json.loads((REPO / "codemap/data/calibration/default-lab.json").read_text())

@@ -68,8 +68,10 @@ def eval_command(
 @app.command("calibrate")
 @user_errors
 def calibrate_command(
-    gold: Annotated[Path, typer.Argument(
-        help="Dev gold pairs: a table with query text and gold code.")],
+    gold: Annotated[list[Path], typer.Argument(
+        help="Dev gold pairs: a table with query text and gold code; several tables (the same "
+             "gold column, each its text columns found or named alike) are pooled, each "
+             "weighing the same.")],
     target: Target, gold_col: GoldCol,
     output: Annotated[Path, typer.Option(
         "--output", "-o", rich_help_panel=OUTPUT,
@@ -99,11 +101,12 @@ def calibrate_command(
     from .summary import print_calibration
 
     setup_logging(False, True)
-    config = EvalConfig(gold=gold, gold_col=gold_col, text_cols=tuple(text_col or ()),
-                        **target_settings(target, filters, standard_only, lang, store),
-                        encoder=encoder_config(model, batch_size, device),
-                        cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(False))
-    calibrator, report = calibrate(CalibrateConfig(gold=config, output=output, plot=plot,
+    settings = target_settings(target, filters, standard_only, lang, store)
+    golds = tuple(EvalConfig(gold=path, gold_col=gold_col, text_cols=tuple(text_col or ()),
+                             **settings, encoder=encoder_config(model, batch_size, device),
+                             cache_dir=cache_dir or default_cache_dir(),
+                             progress=progress_bars(False)) for path in gold)
+    calibrator, report = calibrate(CalibrateConfig(golds=golds, output=output, plot=plot,
                                                    missing_share=missing_share, folds=folds,
                                                    seed=seed))
     print_calibration(calibrator, report, output)

@@ -116,6 +116,8 @@ def print_calibration(calibrator, report: dict, output: Path, console: Console |
     console.print(f"cross-fitted ECE {report['ece_all']:.4f} (all candidates), "
                   f"{report['ece_top1']:.4f} (top-1); AUROC of top-1 confidence "
                   f"{report['auroc_top1']}")
+    for name, auroc in report.get("per_list_auroc_top1", {}).items():
+        console.print(f"  {name}: AUROC of top-1 confidence {auroc}")
     table = Table("precision asked", "pre-approved share", "precision reached", "approved")
     for asked, got in report["preapproval"].items():
         reached = "-" if got["precision"] is None else f"{got['precision']:.3f}"

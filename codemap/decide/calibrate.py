@@ -26,6 +26,7 @@ import pandas as pd
 
 from .. import __version__
 from ..config import EvalConfig
+from ..errors import CodemapError
 from ..evaluate.gold import gold_queries
 from ..files import atomic_path
 from ..rank.prepare import evidence_scorers, target_domain
@@ -40,9 +41,9 @@ BINS = 10
 
 @dataclass(frozen=True)
 class CalibrateConfig:
-    """One `codemap calibrate` run."""
+    """One `codemap calibrate` run: one or more dev lists against the same target and model."""
 
-    gold: EvalConfig
+    golds: tuple[EvalConfig, ...]
     output: Path
     missing_share: float = 0.3  # queries whose gold concepts are removed from the dictionary
     folds: int = 2
@@ -60,25 +61,46 @@ class DevSet:
     n_queries: int
 
 
+@dataclass
+class DevList:
+    """One dev list, ranked and labelled, with what its calibrator would be keyed by."""
+
+    name: str
+    dev: DevSet
+    model: str
+    domain: str
+    ranking: str
+    target: str
+
+
 def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
-    """Fit, cross-fit and save a calibrator; returns it and its report (also in its metrics)."""
-    g = gold_queries(config.gold)
-    rank = g.base  # config.gold.rank with the fusion weight for the languages, as `eval` ranks
-    dev = dev_set(g.rank(replace(rank, top_k=rank.top_k + max(len(s) for s in g.gold))), g.gold,
-                  rank.top_k, config.missing_share, config.seed)
+    """Fit, cross-fit and save a calibrator; returns it and its report (also in its metrics).
+
+    Several dev lists are pooled, each weighing the same in the fit whatever its length: one
+    list teaches the weight of whatever evidence its columns happen to carry, and a lab
+    calibration fitted on the MIMIC labels and the German lab labels together separates right
+    from wrong better on lists it never saw (benchmarks/results/confidence/RULE-pooled-lab.md).
+    """
+    lists = [dev_list(gold, config) for gold in config.golds]
+    first = lists[0]
+    for other in lists[1:]:
+        if (other.model, other.domain, other.ranking) != (first.model, first.domain, first.ranking):
+            raise CodemapError(f"{other.name}: ranked as {other.domain} target with {other.ranking!r}, "
+                               f"but {first.name} as {first.domain} with {first.ranking!r}; "
+                               f"calibrate lists that are ranked alike together")
+    dev, weights, folds = pooled(lists, config.folds, config.seed)
     features = candidate_features(dev.found)
     queries = dev.found["query"].to_numpy()
-    folds = query_folds(dev.n_queries, config.folds, config.seed)
-    oof = cross_fit(features, dev.labels, folds[queries], config.folds)
+    oof = cross_fit(features, dev.labels, folds[queries], config.folds, weights)
     report = measure(dev, oof, folds)
-    fitted = fit_logistic(features, dev.labels)
+    report["per_list_auroc_top1"] = per_list_auroc(lists, oof)
+    fitted = fit_logistic(features, dev.labels, weights)
     top = dev.found["rank"].to_numpy() == 1
     calibrator = Calibrator(
-        model=g.encoder.info.key(), domain=target_domain(g.vocab),
-        ranking=ranking_key(rank, evidence_scorers(g.vocab, rank)),
+        model=first.model, domain=first.domain, ranking=first.ranking,
         precision_curve=precision_curve(oof[top], dev.labels[top]),
-        fitted_on={"gold": Path(config.gold.gold).name, "gold_col": config.gold.gold_col,
-                   "target": f"{g.vocab.id} {g.vocab.version}", "queries": dev.n_queries,
+        fitted_on={"gold": " + ".join(d.name for d in lists), "gold_col": config.golds[0].gold_col,
+                   "target": first.target, "queries": dev.n_queries,
                    "candidates": len(dev.found), "missing_share": config.missing_share,
                    "folds": config.folds, "seed": config.seed, "codemap_version": __version__},
         no_match_below=report["no_match_below"],
@@ -87,9 +109,52 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
     report["coefficients"] = dict(zip(calibrator.features, calibrator.coef))
     calibrator.save(config.output)
     if config.plot is not None:
-        plot_reliability(report, config.plot, f"{Path(config.gold.gold).name} → {g.vocab.id}, "
-                                              f"model {g.model}")
+        plot_reliability(report, config.plot, f"{calibrator.fitted_on['gold']} → {first.target}, "
+                                              f"model {config.golds[0].encoder.model}")
     return calibrator, report
+
+
+def dev_list(gold: EvalConfig, config: CalibrateConfig) -> DevList:
+    """One gold file ranked as `codemap eval` ranks it (with room for the removed gold codes)."""
+    g = gold_queries(gold)
+    rank = g.base  # gold.rank with the fusion weight for the languages, as `eval` ranks
+    found = g.rank(replace(rank, top_k=rank.top_k + max(len(s) for s in g.gold)))
+    return DevList(Path(gold.gold).name,
+                   dev_set(found, g.gold, rank.top_k, config.missing_share, config.seed),
+                   g.encoder.info.key(), target_domain(g.vocab),
+                   ranking_key(rank, evidence_scorers(g.vocab, rank)),
+                   f"{g.vocab.id} {g.vocab.version}")
+
+
+def pooled(lists: list[DevList], folds: int, seed: int) -> tuple[DevSet, np.ndarray, np.ndarray]:
+    """The lists as one DevSet (query numbers offset), a weight per candidate (each list's
+    candidates weigh 1/its queries, scaled to mean 1) and a fold per query, balanced per list."""
+    frames, offset = [], 0
+    for d in lists:
+        frames.append(d.dev.found.assign(query=d.dev.found["query"] + offset))
+        offset += d.dev.n_queries
+    dev = DevSet(pd.concat(frames, ignore_index=True),
+                 np.concatenate([d.dev.labels for d in lists]),
+                 np.concatenate([d.dev.missing for d in lists]), offset)
+    weights = np.concatenate([np.full(len(d.dev.labels), 1.0 / d.dev.n_queries) for d in lists])
+    fold_of = np.concatenate([query_folds(d.dev.n_queries, folds, seed) for d in lists])
+    return dev, weights / weights.mean(), fold_of
+
+
+def per_list_auroc(lists: list[DevList], oof: np.ndarray) -> dict:
+    """Cross-fitted AUROC of the top candidate on each list, when there are several."""
+    from sklearn.metrics import roc_auc_score
+
+    if len(lists) < 2:
+        return {}
+    out, start = {}, 0
+    for d in lists:
+        conf, right = oof[start:start + len(d.dev.labels)], d.dev.labels
+        top = d.dev.found["rank"].to_numpy() == 1
+        start += len(right)
+        out[d.name] = (round(float(roc_auc_score(right[top], conf[top])), 4)
+                       if 0 < right[top].sum() < top.sum() else None)
+    return out
 
 
 def dev_set(found: pd.DataFrame, gold: list[set[str]], top_k: int, missing_share: float,
@@ -116,26 +181,30 @@ def query_folds(n: int, folds: int, seed: int) -> np.ndarray:
     return rng.permutation(np.arange(n) % folds)
 
 
-def fit_logistic(features: np.ndarray, labels: np.ndarray) -> dict:
-    """Standardise and fit a logistic model; returns the Calibrator's numeric fields."""
+def fit_logistic(features: np.ndarray, labels: np.ndarray,
+                 weights: np.ndarray | None = None) -> dict:
+    """Standardise and fit a logistic model (`weights` per row: several dev lists weigh the
+    same whatever their lengths); returns the Calibrator's numeric fields."""
     from sklearn.linear_model import LogisticRegression
 
     mean = features.mean(axis=0)
     scale = features.std(axis=0)
     scale[scale == 0] = 1.0
-    model = LogisticRegression(C=1.0, max_iter=1000).fit((features - mean) / scale, labels)
+    model = LogisticRegression(C=1.0, max_iter=1000).fit((features - mean) / scale, labels,
+                                                         sample_weight=weights)
     return {"mean": tuple(np.round(mean, 6).tolist()), "scale": tuple(np.round(scale, 6).tolist()),
             "coef": tuple(np.round(model.coef_[0], 6).tolist()),
             "intercept": round(float(model.intercept_[0]), 6)}
 
 
 def cross_fit(features: np.ndarray, labels: np.ndarray, fold_of_row: np.ndarray,
-              folds: int) -> np.ndarray:
+              folds: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Out-of-fold confidence for every candidate row."""
     out = np.zeros(len(labels))
     for f in range(folds):
         test = fold_of_row == f
-        out[test] = logistic(features[test], **fit_logistic(features[~test], labels[~test]))
+        fit_on = None if weights is None else weights[~test]
+        out[test] = logistic(features[test], **fit_logistic(features[~test], labels[~test], fit_on))
     return out
 
 
