@@ -36,7 +36,7 @@ def test_first_use_export_gets_the_progress_flag(tmp_path, monkeypatch):
     from codemap.config import EncoderConfig
     from codemap.embed import Encoder, onnx_cache
 
-    if any(not onnx_cache._installed(name) for name in onnx_cache.EXPORT_PACKAGES):
+    if any(not onnx_cache.installed(name) for name in onnx_cache.EXPORT_PACKAGES):
         pytest.skip("the export needs torch and onnx")
     monkeypatch.setenv("CODEMAP_MODEL_CACHE", str(tmp_path / "models"))  # no export there yet
     asked = []
