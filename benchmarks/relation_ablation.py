@@ -1,7 +1,8 @@
 """The relation-loss ablation of issue #22: runs of one preset with and without the relation loss,
 compared at the same step against their untrained base: encoder acc@1 on the pre-registered dev
-and fresh sets (the encoder row of `codemap eval`, paired per query) and the Spearman correlation
-of cosine with human ratings (MayoSRS, UMNSRS).
+and fresh sets of train_decide (the multilingual runs on the cross-lingual dev sets too; the
+encoder row of `codemap eval`, paired per query) and the Spearman correlation of cosine with
+human ratings (MayoSRS, UMNSRS).
 
     python benchmarks/relation_ablation.py --alias default --ratings ../shared/data/term-similarity \\
         with=RUN_WITH without=RUN_WITHOUT -o benchmarks/results/train-coder-long/relation-ablation.json
@@ -16,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from train_decide import BASES, DEV, FRESH, english_loinc, encoder_hits, paired  # benchmarks/ on sys.path
+from train_decide import BASES, FRESH, dev_sets, english_loinc, encoder_hits, paired  # benchmarks/ on sys.path
 
 from codemap.config import EncoderConfig, default_cache_dir
 from codemap.embed import Encoder
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             shipped = ship(Path(run), label, out_root=tmp / "shipped")
             steps[label] = json.loads((shipped / "codemap.json").read_text())["trained"]
             models[label] = str(materialise(shipped, resolve_model(base).path, tmp / label))
-        hits = {label: {"dev": encoder_hits(model, DEV, cache, english),
+        hits = {label: {"dev": encoder_hits(model, dev_sets(args.alias), cache, english),
                         "fresh": encoder_hits(model, FRESH, cache, english)}
                 for label, model in models.items()}
         report = {"alias": args.alias, "runs": steps,

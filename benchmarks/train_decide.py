@@ -65,6 +65,12 @@ FRESH = [
 ]
 
 
+def dev_sets(alias: str) -> list:
+    """The dev sets a model of `alias` is judged on: the multilingual one on the cross-lingual
+    sets too."""
+    return DEV + (CROSSLINGUAL if alias == "multilingual" else [])
+
+
 def english_loinc(folder: Path) -> str:
     """The built-in LOINC codes with their English long and short names only, as a table."""
     table = resources.files("codemap.data") / "loinc" / "LOINC_1.6_Top2000CommonLabResultsUS.csv"
@@ -110,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alias", choices=sorted(BASES), required=True)
     parser.add_argument("--final", action="store_true", help="also the fresh sets, and decide")
     args = parser.parse_args(argv)
-    sets = DEV + (CROSSLINGUAL if args.alias == "multilingual" else [])
+    sets = dev_sets(args.alias)
     name = "coder-en" if args.alias == "default" else "coder-multilingual"
     with tempfile.TemporaryDirectory(prefix="codemap-decide-") as tmp:
         tmp = Path(tmp)
