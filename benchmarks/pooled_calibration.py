@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusion_sweep  # noqa: E402  (the set list)
 from codemap.config import EvalConfig  # noqa: E402
 from codemap.decide.calibrate import (CalibrateConfig, DevList, dev_list,  # noqa: E402
-                                      fit_logistic, pooled)
+                                      fit_logistic, pooled, query_folds)
 from codemap.decide.confidence import candidate_features, logistic  # noqa: E402
 
 DEV = ("labs_fluid", "german_labs")
@@ -67,8 +67,7 @@ def dev_run() -> dict:
         both = lists(DEV, seed)
         for d, other in ((both[0], both[1]), (both[1], both[0])):
             x = candidate_features(d.dev.found)
-            _, _, folds = pooled([d], FOLDS, seed)
-            fold = folds[d.dev.found["query"].to_numpy()]
+            fold = query_folds(d.dev.n_queries, FOLDS, seed)[d.dev.found["query"].to_numpy()]
             alone, together = np.zeros(len(x)), np.zeros(len(x))
             for f in range(FOLDS):
                 test = fold == f

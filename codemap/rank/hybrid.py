@@ -213,6 +213,7 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
     score stays on the scale of the plain fusion (a candidate as much of a hub as the row's
     typical candidate keeps its score), so thresholds on it keep their meaning."""
     reduce = lambda m: None if m is None else np.maximum.reduceat(m[:, layout.order], layout.starts, axis=1)
+    share = _encoder_share(config)  # how much of the hubness penalty reaches the fused score
     enc_c, lex_c = reduce(enc), reduce(lex)
     if enc_c is None:
         penalty = None
@@ -245,8 +246,8 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
         # them) go to the better own name score, then to the lower concept number, so a row's
         # candidates do not depend on float noise from the other texts of its embedding batch.
         scored.sort(key=lambda item: (-item[0], -round(item[1], 4), -round(item[2], 4), item[3]))
-        typical = 0.0 if penalty is None else float(np.median(penalty[candidates])) if candidates else 0.0
-        lift = _encoder_share(config) * typical
+        typical = float(np.median(penalty[candidates])) if penalty is not None and candidates else 0.0
+        lift = share * typical
         for rank, (_, score, _, c, reasons) in enumerate(scored[:config.top_k], start=1):
             name_rows = layout.order[bounds[c]:bounds[c + 1]]
             per_name = sum(m[q, name_rows] for m in (enc, lex) if m is not None)
@@ -255,7 +256,7 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
             lx = None if lex_c is None else round(float(lex_c[q, c]), 4)
             why = [f"name: encoder {e}" if e is not None else "",
                    f"lexical {lx}" if lx is not None else "",
-                   _hub_reason(penalty[c] - typical, config) if penalty is not None else "",
+                   _hub_reason(share * (penalty[c] - typical)) if penalty is not None else "",
                    *reasons]
             out.append((offset + q, rank, layout.concept_codes[c], record(c)["name"],
                         names[best], round(score + lift, 4), e, lx, "; ".join(w for w in why if w)))
@@ -269,9 +270,10 @@ def _encoder_share(config: RankConfig) -> float:
     return config.encoder_weight if config.method == "hybrid" and config.fusion == "weighted" else 0.0
 
 
-def _hub_reason(excess: float, config: RankConfig) -> str:
-    """The explanation of a candidate's hubness against its row's typical candidate."""
-    effect = -_encoder_share(config) * excess
+def _hub_reason(excess: float) -> str:
+    """The explanation of a candidate's hubness against its row's typical candidate (`excess`:
+    its penalty beyond the typical one, as it reaches the fused score)."""
+    effect = -excess
     if abs(effect) < 0.005:
         return ""
     near = "more" if effect < 0 else "fewer"
