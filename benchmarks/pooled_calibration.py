@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fusion_sweep  # noqa: E402  (the set list)
 from codemap.config import EvalConfig  # noqa: E402
-from codemap.decide.calibrate import (CalibrateConfig, DevList,  # noqa: E402
-                                      dev_features, dev_list, fit_logistic, pooled, query_folds)
-from codemap.decide.confidence import logistic  # noqa: E402
+from codemap.decide.calibrate import (CalibrateConfig, DevList, dev_list,  # noqa: E402
+                                      fit_logistic, pooled, query_folds)
+from codemap.decide.confidence import candidate_features, logistic  # noqa: E402
 
 DEV = ("labs_fluid", "german_labs")
 FRESH = ("german_labs_fresh", "labs_nofluid_fresh")
@@ -51,7 +51,7 @@ def fit_on(lists_: list[DevList], seed: int, keep=None) -> dict:
     """The calibrator fitted on the pooled lists (`keep`: the candidate rows to fit on)."""
     dev, weights, _ = pooled(lists_, FOLDS, seed)
     keep = np.ones(len(dev.labels), dtype=bool) if keep is None else keep
-    return fit_logistic(dev_features(dev)[keep], dev.labels[keep], weights[keep])
+    return fit_logistic(candidate_features(dev.found)[keep], dev.labels[keep], weights[keep])
 
 
 def top1_auroc(d: DevList, conf: np.ndarray) -> float:
@@ -66,7 +66,7 @@ def dev_run() -> dict:
     for seed in SEEDS:
         both = lists(DEV, seed)
         for d, other in ((both[0], both[1]), (both[1], both[0])):
-            x = dev_features(d.dev)
+            x = candidate_features(d.dev.found)
             fold = query_folds(d.dev.n_queries, FOLDS, seed)[d.dev.found["query"].to_numpy()]
             alone, together = np.zeros(len(x)), np.zeros(len(x))
             for f in range(FOLDS):
@@ -89,7 +89,7 @@ def fresh_run() -> dict:
         dev = lists(DEV, seed)
         alone, together = fit_on(dev[:1], seed), fit_on(dev, seed)
         for d in lists(FRESH, seed):
-            x = dev_features(d.dev)
+            x = candidate_features(d.dev.found)
             row = out.setdefault(d.name, {})
             row.setdefault("MIMIC alone (today)", []).append(top1_auroc(d, logistic(x, **alone)))
             row.setdefault("pooled", []).append(top1_auroc(d, logistic(x, **together)))

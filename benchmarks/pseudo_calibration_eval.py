@@ -44,14 +44,14 @@ def measure(name: str) -> dict:
         pseudo_calibration.NOT_TRANSFERRED = zeroed
         calibrator = pseudo_calibration.fit_pseudo_calibrator(
             tgt, scorers, g.base, text_expander(tgt.vocab, g.base), target_domain(tgt.vocab), "-")
-        scored = found.assign(confidence=calibrator.predict(found, g.texts(default)))
+        scored = found.assign(confidence=calibrator.predict(found))
         out[label] = auroc(top_confidence(scored, len(g.gold), "confidence"), ranks)
         out[f"{label} (on pseudo-queries)"] = calibrator.metrics["auroc_top1"]
     pseudo_calibration.NOT_TRANSFERRED = shipped
     dev_fitted, _ = choose_calibrator(None, g.encoder.info.key(), target_domain(tgt.vocab),
                                       ranking_key(g.base, scorers))
     if dev_fitted is not None:
-        scored = found.assign(confidence=dev_fitted.predict(found, g.texts(default)))
+        scored = found.assign(confidence=dev_fitted.predict(found))
         out["dev-fitted"] = auroc(top_confidence(scored, len(g.gold), "confidence"), ranks)
     return out
 

@@ -13,8 +13,6 @@ from codemap.decide.calibrate import dev_set, expected_calibration_error, precis
 from codemap.cli import app
 from codemap.decide import Calibrator, shipped_calibrators
 from codemap.decide import AUTO_ACCEPT_BY, SUGGESTIONS
-from codemap.decide.confidence import FEATURES, candidate_features
-from codemap.decide.word_coverage import covered, words
 
 DRUG_TARGET = REPO / "codemap" / "data" / "drugs" / "drug_targets.tsv"
 DRUG_DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
@@ -36,7 +34,7 @@ def test_ece_and_precision_curve_by_hand():
 def test_missing_share_removes_gold_for_exactly_that_share():
     found = pd.DataFrame({"query": [0, 0, 0, 1, 1, 1], "rank": [1, 2, 3, 1, 2, 3],
                           "target_code": ["a", "b", "c", "d", "e", "f"]})
-    dev = dev_set(found, [{"a"}, {"e"}], ["a", "e"], top_k=2, missing_share=0.5, seed=0)
+    dev = dev_set(found, [{"a"}, {"e"}], top_k=2, missing_share=0.5, seed=0)
     assert dev.missing.sum() == 1
     gone = int(np.flatnonzero(dev.missing)[0])
     kept = dev.found[dev.found["query"] == gone]
@@ -316,26 +314,3 @@ def test_decision_settings_and_calibration_content_are_in_the_parts_key(tmp_path
     data = json.loads(calibration.read_text(encoding="utf-8"))
     calibration.write_text(json.dumps({**data, "intercept": data["intercept"] + 1}), encoding="utf-8")
     assert _run_key(config, mapper, 7) != key  # same path, refitted content
-
-
-def test_word_coverage_reads_what_a_candidate_explains_and_adds():
-    row = words("Creatine Kinase (CK), Blood")
-    assert covered(words("Creatine kinase [Enzymatic activity/volume] in Blood"), row) < 1.0
-    assert covered(row, words("Creatine kinase.MB ck blood")) == 1.0
-    assert covered(words("Creatine kinase.MB"), row) == pytest.approx(2 / 3)  # "mb" unexplained
-    assert covered(words("Chol Ser"), words("Cholesterol serum plasma")) == 1.0  # prefixes
-    assert covered(words("Asparate aminotransferase"), words("Aspartate aminotransferase")) == 1.0
-    assert covered(words("Kalium"), words("Calcium")) == 0.0  # two letters apart: not a typo
-    assert covered(frozenset(), row) == 1.0
-
-
-def test_coverage_features_follow_each_rows_text():
-    found = pd.DataFrame({"query": [0, 0, 1], "rank": [1, 2, 1], "score": [0.9, 0.8, 0.7],
-                          "encoder_score": 0.5, "lexical_score": 0.5, "explanation": "",
-                          "target_name": ["Albumin/Globulin ratio", "Albumin", "Sodium"],
-                          "matched_name": ["Albumin/Globulin ratio", "Albumin", "Natrium"]})
-    x = candidate_features(found, ["albumin", "Natrium"])
-    col = {name: x[:, i] for i, name in enumerate(FEATURES)}
-    assert list(col["query_covered"]) == [1.0, 1.0, 1.0]
-    assert list(col["name_covered"]) == pytest.approx([1 / 3, 1.0, 1.0])
-    assert list(col["top_x_name_covered"]) == pytest.approx([1 / 3, 0.0, 1.0])

@@ -59,7 +59,6 @@ class DevSet:
     labels: np.ndarray  # 1 where the candidate is a gold code
     missing: np.ndarray  # per query: its gold was removed
     n_queries: int
-    texts: list[str]  # per query: its text as ranked (the word-coverage features read it)
 
 
 @dataclass
@@ -90,7 +89,7 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
                                f"but {first.name} as {first.domain} with {first.ranking!r}; "
                                f"calibrate lists that are ranked alike together")
     dev, weights, folds = pooled(lists, config.folds, config.seed)
-    features = dev_features(dev)
+    features = candidate_features(dev.found)
     queries = dev.found["query"].to_numpy()
     oof = cross_fit(features, dev.labels, folds[queries], config.folds, weights)
     report = measure(dev, oof, folds)
@@ -115,19 +114,13 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
     return calibrator, report
 
 
-def dev_features(dev: DevSet) -> np.ndarray:
-    """The candidate features a dev-fitted calibration is fitted on."""
-    return candidate_features(dev.found, dev.texts)
-
-
 def dev_list(gold: EvalConfig, config: CalibrateConfig) -> DevList:
     """One gold file ranked as `codemap eval` ranks it (with room for the removed gold codes)."""
     g = gold_queries(gold)
     rank = g.base  # gold.rank with the fusion weight for the languages, as `eval` ranks
     found = g.rank(replace(rank, top_k=rank.top_k + max(len(s) for s in g.gold)))
     return DevList(Path(gold.gold).name,
-                   dev_set(found, g.gold, g.texts(rank), rank.top_k, config.missing_share,
-                           config.seed),
+                   dev_set(found, g.gold, rank.top_k, config.missing_share, config.seed),
                    g.encoder.info.key(), target_domain(g.vocab),
                    ranking_key(rank, evidence_scorers(g.vocab, rank)),
                    f"{g.vocab.id} {g.vocab.version}")
@@ -142,8 +135,7 @@ def pooled(lists: list[DevList], folds: int, seed: int) -> tuple[DevSet, np.ndar
         offset += d.dev.n_queries
     dev = DevSet(pd.concat(frames, ignore_index=True),
                  np.concatenate([d.dev.labels for d in lists]),
-                 np.concatenate([d.dev.missing for d in lists]), offset,
-                 [text for d in lists for text in d.dev.texts])
+                 np.concatenate([d.dev.missing for d in lists]), offset)
     weights = np.concatenate([np.full(len(d.dev.labels), 1.0 / d.dev.n_queries) for d in lists])
     fold_of = np.concatenate([query_folds(d.dev.n_queries, folds, seed) for d in lists])
     return dev, weights / weights.mean(), fold_of
@@ -165,8 +157,8 @@ def per_list_auroc(lists: list[DevList], oof: np.ndarray) -> dict:
     return out
 
 
-def dev_set(found: pd.DataFrame, gold: list[set[str]], texts: list[str], top_k: int,
-            missing_share: float, seed: int) -> DevSet:
+def dev_set(found: pd.DataFrame, gold: list[set[str]], top_k: int, missing_share: float,
+            seed: int) -> DevSet:
     """Remove the gold concepts of a random `missing_share` of the queries from their candidates,
     close up the ranks and keep `top_k` per query; label every candidate."""
     n = len(gold)
@@ -180,7 +172,7 @@ def dev_set(found: pd.DataFrame, gold: list[set[str]], texts: list[str], top_k: 
     kept = kept[kept["rank"] <= top_k].reset_index(drop=True)
     labels = np.array([code in gold[q] for q, code in zip(kept["query"], kept["target_code"])],
                       dtype=float)
-    return DevSet(kept, labels, missing, n, texts)
+    return DevSet(kept, labels, missing, n)
 
 
 def query_folds(n: int, folds: int, seed: int) -> np.ndarray:

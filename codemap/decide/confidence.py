@@ -15,29 +15,25 @@ import re
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
-from .word_coverage import covered, words
 
 FORMAT = "codemap-calibration"
-VERSION = 2  # 2: the word-coverage features
+VERSION = 1
 FEATURES = ("score", "encoder_score", "lexical_score", "margin_next", "gap_top", "log_rank",
             "is_top", "evidence_for", "evidence_against", "top_margin", "top_x_score",
-            "top_x_margin", "query_covered", "name_covered", "top_x_query_covered",
-            "top_x_name_covered")
+            "top_x_margin")
 MIN_SUPPORT = 10  # dev queries a pre-approval threshold must cover
 _ADJUSTMENT = re.compile(r"\(([+-]\d+(?:\.\d+)?)\)")  # "(+0.05)" as evidence.weigh writes it
 
 
-def candidate_features(found: pd.DataFrame, texts: Sequence[str]) -> np.ndarray:
+def candidate_features(found: pd.DataFrame) -> np.ndarray:
     """One feature row per candidate of rank_hybrid's frame (columns `query`, `rank`, `score`,
-    `encoder_score`, `lexical_score`, `explanation`, `target_name`, `matched_name`), in FEATURES
-    order; `texts[q]` is query q's text as it was ranked."""
+    `encoder_score`, `lexical_score`, `explanation`), in FEATURES order."""
     frame = found[["query", "rank", "score"]].copy()
     frame["score"] = frame["score"].astype(float)
     ordered = frame.sort_values(["query", "rank"], kind="stable")
@@ -48,7 +44,6 @@ def candidate_features(found: pd.DataFrame, texts: Sequence[str]) -> np.ndarray:
     top_margin = margin.groupby(ordered["query"], sort=False).transform("first")
     is_top = (frame["rank"] == 1).astype(float)
     adjust = found["explanation"].fillna("").map(_adjustments)
-    query_covered, name_covered = _coverage(found, texts)
     columns = {
         "score": frame["score"],
         "encoder_score": _numeric(found, "encoder_score"),
@@ -64,30 +59,8 @@ def candidate_features(found: pd.DataFrame, texts: Sequence[str]) -> np.ndarray:
         "top_margin": top_margin.reindex(frame.index),
         "top_x_score": is_top * frame["score"],
         "top_x_margin": is_top * margin.reindex(frame.index),
-        "query_covered": query_covered,
-        "name_covered": name_covered,
-        "top_x_query_covered": is_top * query_covered,
-        "top_x_name_covered": is_top * name_covered,
     }
     return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
-
-
-def zeroed(features: np.ndarray, names) -> np.ndarray:
-    """`features` (FEATURES columns) with the `names` columns set to 0: a calibrator fitted on
-    them gives those features no weight."""
-    out = features.copy()
-    out[:, [FEATURES.index(name) for name in names]] = 0.0
-    return out
-
-
-def _coverage(found: pd.DataFrame, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per candidate: the share of the row's words its names account for, and the share of the
-    matched name's words the row accounts for (codemap.decide.word_coverage)."""
-    rows = [words(texts[q]) for q in found["query"]]
-    matched = [words(n) for n in found["matched_name"].fillna("")]
-    names = [m | words(n) for m, n in zip(matched, found["target_name"].fillna(""))]
-    return (np.array([covered(r, n) for r, n in zip(rows, names)]),
-            np.array([covered(m, r) for r, m in zip(rows, matched)]))
 
 
 def logistic(features: np.ndarray, mean, scale, coef, intercept: float) -> np.ndarray:
@@ -137,12 +110,11 @@ class Calibrator:
     fitted_on: dict = field(default_factory=dict)  # gold file, target, counts, seed
     metrics: dict = field(default_factory=dict)  # cross-fitted ECE, AUROC, pre-approval shares
 
-    def predict(self, found: pd.DataFrame, texts: Sequence[str]) -> np.ndarray:
-        """Confidence (0..1) for every candidate row of rank_hybrid's frame (`texts[q]`: query
-        q's text as ranked)."""
+    def predict(self, found: pd.DataFrame) -> np.ndarray:
+        """Confidence (0..1) for every candidate row of rank_hybrid's frame."""
         if len(found) == 0:
             return np.zeros(0)
-        return logistic(candidate_features(found, texts), self.mean, self.scale, self.coef, self.intercept)
+        return logistic(candidate_features(found), self.mean, self.scale, self.coef, self.intercept)
 
     def threshold_for(self, precision: float) -> float | None:
         """Lowest confidence at which the dev top-1 precision, and every stricter threshold's,

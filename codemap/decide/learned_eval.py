@@ -55,7 +55,7 @@ def add_default_confidence(report: dict, g: GoldQueries, scorers, found: pd.Data
                                       domain, ranking,
                                       choose_calibrator(None, g.encoder.info.key(), domain, ranking))
     if calibrator is not None:
-        confidence = found.assign(confidence=calibrator.predict(found, g.texts(g.base)))
+        confidence = found.assign(confidence=calibrator.predict(found))
         report["default_confidence"] = {
             "auroc": auroc(top_confidence(confidence, len(g.gold), "confidence"),
                            report["ranks"][report["default_method"]]),

@@ -29,7 +29,7 @@ from ..rank.hybrid import rank_hybrid
 from ..rank.learned import Target, labelled, pseudo_batch
 from ..rank.pseudo_queries import GENERATION, draw, make_absent
 from .calibrate import cross_fit, fit_logistic, no_match_threshold, precision_curve, query_folds
-from .confidence import Calibrator, candidate_features, zeroed
+from .confidence import FEATURES, Calibrator, candidate_features
 from .learned import top_auroc
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ QUERIES = 2000  # pseudo-queries drawn (fewer for a smaller vocabulary): a fit t
 ABSENT_SHARE = 0.25  # of them with their concept hidden: no right answer in the target
 FOLDS = 2
 SEED = 0
-PSEUDO_FIT = 4  # bumped when the fitting changes: cached fits are then redone
+PSEUDO_FIT = 3  # bumped when the fitting changes: cached fits are then redone
 NOT_TRANSFERRED = ("encoder_score", "lexical_score")
 
 
@@ -71,12 +71,12 @@ def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, dom
     found = rank_hybrid(target.index, target.lexical, vocab, queries.vectors, queries.rows,
                         scorers, rank, queries.hidden, hub=hub)
     labels = labelled(found, queries.gold)
+    features = candidate_features(found)
     # A pseudo-query is a name of the target, lightly changed: its raw encoder and lexical scores
     # run far higher than a real local term's, so a model leaning on them misreads real lists
     # (docs/experiments/2026-11-24-learned-ranker.md). Zeroed, they get no weight; the fused
     # score, margins and evidence carry the fit.
-    features = zeroed(candidate_features(found, [row["text"] for row in queries.rows]),
-                      NOT_TRANSFERRED)
+    features[:, [FEATURES.index(f) for f in NOT_TRANSFERRED]] = 0.0
     asked = found["query"].to_numpy()
     folds = query_folds(len(drawn), FOLDS, SEED)
     oof = cross_fit(features, labels, folds[asked], FOLDS)

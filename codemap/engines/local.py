@@ -147,7 +147,7 @@ class Mapper:
                                 self.rank, progress=self.config.progress, hub=self.hub)
         if self.calibrator is not None and "confidence" not in found:
             found.insert(found.columns.get_loc("score") + 1, "confidence",
-                         self.calibrator.predict(found, [r["text"] for r in rows]).round(4))
+                         self.calibrator.predict(found).round(4))
         if self.reranker is not None:
             found = rerank_candidates(found, query_texts, self.reranker, self.rank.rerank_top)
         candidates = _join_source(source, source.texts, found)

@@ -93,11 +93,6 @@ class GoldQueries:
         return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank,
                            hidden_rows(used, self.excluded, len(rows)), hub=self._hub(rank))
 
-    def texts(self, rank: RankConfig) -> list[str]:
-        """The query texts as `rank` ranks them (prepared: normalised, words completed,
-        abbreviations expanded); call after `rank`."""
-        return [row["text"] for row in self.prepared[text_key(rank)][4]]
-
     def _hub(self, rank: RankConfig):
         """The gold file's hubness (codemap.rank.hubness): its queries are the list, taken as
         `codemap map` takes a list's rows (distinct texts as read, then prepared)."""
