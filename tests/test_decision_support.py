@@ -31,15 +31,23 @@ def test_ece_and_precision_curve_by_hand():
     assert curve == ((0.9, 1.0, 1), (0.8, 0.666667, 3), (0.1, 0.5, 4))  # ties share a threshold
 
 
-def test_missing_share_removes_gold_for_exactly_that_share():
-    found = pd.DataFrame({"query": [0, 0, 0, 1, 1, 1], "rank": [1, 2, 3, 1, 2, 3],
-                          "target_code": ["a", "b", "c", "d", "e", "f"]})
-    dev = dev_set(found, [{"a"}, {"e"}], top_k=2, missing_share=0.5, seed=0)
-    assert dev.missing.sum() == 1
-    gone = int(np.flatnonzero(dev.missing)[0])
-    kept = dev.found[dev.found["query"] == gone]
-    assert list(kept["rank"]) == [1, 2] and not ({"a", "e"} & set(kept["target_code"]))
-    assert dev.labels[dev.found["query"].to_numpy() != gone].sum() == 1
+def test_missing_queries_have_their_gold_hidden_before_ranking(shared_cache):
+    """The target lacks a missing query's gold concepts: the ranking never sees them, so no
+    sibling borrows their name score (as one did when they were removed after ranking)."""
+    from codemap.config import EvalConfig
+    from codemap.decide.calibrate import missing_queries
+    from codemap.evaluate.gold import gold_queries
+
+    assert missing_queries(8, 0.25, 0).sum() == 2
+    g = gold_queries(EvalConfig(gold=DATA / "mimic_labs_gold.tsv", target="LOINC",
+                                gold_col="loinc_code", progress=False, cache_dir=shared_cache))
+    missing = missing_queries(len(g.gold), 0.5, 0)
+    found = g.rank(g.base, [g.gold[q] if missing[q] else set() for q in range(len(g.gold))])
+    dev = dev_set(found, g.gold, missing)
+    asked = dev.found["query"].to_numpy()
+    assert dev.labels[missing[asked]].sum() == 0 and dev.labels[~missing[asked]].sum() > 0
+    borrowed = dev.found["explanation"].str.extract(r"of ([\w-]+), a variant")[0]
+    assert not any(code in g.gold[q] for q, code in zip(asked, borrowed) if missing[q])
 
 
 def test_calibrate_labs_cli_and_shipped_calibration_still_fits(tmp_path, shared_cache):

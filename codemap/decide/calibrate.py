@@ -2,11 +2,13 @@
 
 Real code lists hold terms with no right target (local panels, admin items, retired tests), so
 the dev set is made to hold some too: for a random share of the queries (default 30%) every gold
-concept is removed from that query's candidates and the ranks close up. This is removal from the
-dictionary for that query alone: a concept scores by its own names (encoder cosine, evidence),
-so the others' scores do not change; only the lexical index's IDF weights, fitted on the whole
-vocabulary, are kept. Removing a concept globally would also hide it from other queries sharing
-that gold code, and the share of missing queries would no longer be the one asked for.
+concept is hidden from that query's ranking, as if the target lacked it (only the lexical
+index's IDF weights, fitted on the whole vocabulary, still count it). Hidden before ranking, not
+removed from the ranked candidates after: a sibling that the row does not tell apart from the
+gold concept would otherwise keep the gold's name score (codemap.rank.hybrid), and with it a
+confidence it never has when the code is really absent. Hiding a concept from every query would
+also hide it from other queries sharing that gold code, and the share of missing queries would
+no longer be the one asked for.
 
 Every figure is cross-fitted: the queries are split into folds, a calibrator is fitted on all
 folds but one and scores the held-out one. ECE (expected calibration error, 10 equal-width bins)
@@ -18,7 +20,7 @@ fitting folds, the precision and coverage measured on the held-out fold).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +55,11 @@ class CalibrateConfig:
 
 @dataclass
 class DevSet:
-    """Candidates of the dev queries (gold removed for the `missing` ones) and their labels."""
+    """Candidates of the dev queries (gold hidden for the `missing` ones) and their labels."""
 
     found: pd.DataFrame  # rank_hybrid's frame, top_k per query
     labels: np.ndarray  # 1 where the candidate is a gold code
-    missing: np.ndarray  # per query: its gold was removed
+    missing: np.ndarray  # per query: its gold was hidden
     n_queries: int
 
 
@@ -115,12 +117,12 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
 
 
 def dev_list(gold: EvalConfig, config: CalibrateConfig) -> DevList:
-    """One gold file ranked as `codemap eval` ranks it (with room for the removed gold codes)."""
+    """One gold file ranked as `codemap eval` ranks it, the missing queries' gold codes hidden."""
     g = gold_queries(gold)
     rank = g.base  # gold.rank with the fusion weight for the languages, as `eval` ranks
-    found = g.rank(replace(rank, top_k=rank.top_k + max(len(s) for s in g.gold)))
-    return DevList(Path(gold.gold).name,
-                   dev_set(found, g.gold, rank.top_k, config.missing_share, config.seed),
+    missing = missing_queries(len(g.gold), config.missing_share, config.seed)
+    found = g.rank(rank, [g.gold[q] if missing[q] else set() for q in range(len(g.gold))])
+    return DevList(Path(gold.gold).name, dev_set(found, g.gold, missing),
                    g.encoder.info.key(), target_domain(g.vocab),
                    ranking_key(rank, evidence_scorers(g.vocab, rank)),
                    f"{g.vocab.id} {g.vocab.version}")
@@ -157,22 +159,18 @@ def per_list_auroc(lists: list[DevList], oof: np.ndarray) -> dict:
     return out
 
 
-def dev_set(found: pd.DataFrame, gold: list[set[str]], top_k: int, missing_share: float,
-            seed: int) -> DevSet:
-    """Remove the gold concepts of a random `missing_share` of the queries from their candidates,
-    close up the ranks and keep `top_k` per query; label every candidate."""
-    n = len(gold)
-    rng = np.random.default_rng(seed)
+def missing_queries(n: int, share: float, seed: int) -> np.ndarray:
+    """A random `share` of `n` queries, as a mask: those whose gold concepts the target lacks."""
     missing = np.zeros(n, dtype=bool)
-    missing[rng.choice(n, size=int(round(missing_share * n)), replace=False)] = True
-    is_gold = np.array([code in gold[q] for q, code in zip(found["query"], found["target_code"])])
-    keep = ~(is_gold & missing[found["query"].to_numpy()])
-    kept = found[keep].sort_values(["query", "rank"], kind="stable").copy()
-    kept["rank"] = kept.groupby("query").cumcount() + 1
-    kept = kept[kept["rank"] <= top_k].reset_index(drop=True)
-    labels = np.array([code in gold[q] for q, code in zip(kept["query"], kept["target_code"])],
+    missing[np.random.default_rng(seed).choice(n, size=int(round(share * n)), replace=False)] = True
+    return missing
+
+
+def dev_set(found: pd.DataFrame, gold: list[set[str]], missing: np.ndarray) -> DevSet:
+    """Label every candidate of `found`, ranked with the `missing` queries' gold concepts hidden."""
+    labels = np.array([code in gold[q] for q, code in zip(found["query"], found["target_code"])],
                       dtype=float)
-    return DevSet(kept, labels, missing, n)
+    return DevSet(found.reset_index(drop=True), labels, missing, len(gold))
 
 
 def query_folds(n: int, folds: int, seed: int) -> np.ndarray:

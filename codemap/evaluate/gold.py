@@ -84,14 +84,15 @@ class GoldQueries:
     def model(self) -> str:
         return self.encoder.info.id
 
-    def rank(self, rank: RankConfig) -> pd.DataFrame:
-        """rank_hybrid's candidate frame for these queries under one ranking configuration."""
+    def rank(self, rank: RankConfig, hide: list[set[str]] | None = None) -> pd.DataFrame:
+        """rank_hybrid's candidate frame for these queries under one ranking configuration;
+        `hide[q]`: codes absent from the target for query q alone (besides `excluded`)."""
         if text_key(rank) not in self.prepared:
             self.prepared[text_key(rank)] = _prepare_eval(
                 self.vocab, self.encoder, self.rows, rank, self.config)
         used, index, lexical, queries, rows = self.prepared[text_key(rank)]
         return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank,
-                           hidden_rows(used, self.excluded, len(rows)), hub=self._hub(rank))
+                           hidden_rows(used, self.excluded, len(rows), hide), hub=self._hub(rank))
 
     def _hub(self, rank: RankConfig):
         """The gold file's hubness (codemap.rank.hubness): its queries are the list, taken as
@@ -148,13 +149,18 @@ def dropped_codes(gold: list[set[str]], share: float, seed: int) -> frozenset:
     return frozenset(rng.choice(codes, size=int(round(share * len(codes))), replace=False).tolist())
 
 
-def hidden_rows(vocab: Vocabulary, excluded: frozenset, n: int) -> list | None:
-    """The same name rows (every name of the `excluded` codes) hidden from each of `n` queries
-    (None when nothing is removed)."""
-    if not excluded:
+def hidden_rows(vocab: Vocabulary, excluded: frozenset, n: int,
+                hide: list[set[str]] | None = None) -> list | None:
+    """The name rows hidden from each of `n` queries: every name of the `excluded` codes, and of
+    `hide[q]`'s codes for query q alone (None when nothing is hidden)."""
+    if not excluded and not (hide and any(hide)):
         return None
-    rows = np.flatnonzero(vocab.names["code"].isin(excluded).to_numpy())
-    return [rows] * n
+    codes = vocab.names["code"]
+    rows = np.flatnonzero(codes.isin(excluded).to_numpy())
+    if not hide:
+        return [rows] * n
+    return [np.union1d(rows, np.flatnonzero(codes.isin(h).to_numpy())) if h else rows
+            for h in hide]
 
 
 def _eval_reranked(reranker: CrossEncoder | None, top: int, inputs: dict, gold: list[set[str]],
