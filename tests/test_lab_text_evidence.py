@@ -11,7 +11,8 @@ from codemap.rank.lab_evidence import UsualMethodScorer, UsualSpecimenScorer, te
 from codemap.rank.lab_evidence import UsageScorer, lab_scorers
 from codemap.rank.loinc_commonness import code_rank, usual_systems
 from codemap.rank.loinc_parts import (bracket_properties, concept_axes, is_loinc_code, linguistic_variant,
-                                      method_words, ranked_codes, text_axes, variant_specimens)
+                                      method_words, ranked_codes, text_axes, variant_specimens,
+                                      _method_from_name)
 
 from .conftest import DATA
 
@@ -60,6 +61,23 @@ def test_german_variant_names_state_their_specimen_group():
     assert text_axes("Amylase in Körperflüssigkeit").group == "fluid"
     assert text_axes("Leukozyten im Urinsediment").group == "urine"
     assert not text_axes("Erythrozyten").group  # the red-cell count, not the system "RBC"
+
+
+def test_german_variant_names_state_their_method():
+    """A German long name that states a method is read as stating the English method of its code
+    (learned from the variant by code); one without a method word states none, and analyte words
+    stay analytes."""
+    english = {row["code"]: _method_from_name(row["name"]) for row in ranked_codes().to_dict("records")}
+    read = agree = 0
+    for code, name in linguistic_variant()[["code", "long_common_name"]].itertuples(index=False):
+        said = text_axes(name).methods
+        if said and english.get(code):
+            read += 1
+            agree += english[code] in said
+    assert read > 350 and agree / read > 0.95, (read, agree)
+    assert "manual count" in text_axes("Lymphozyten/100 Leukozyten in Blut mit manueller Zählung").methods
+    assert not text_axes("Thrombozyten [#/Volumen] in Blut").methods
+    assert not text_axes("Kalium").methods
 
 
 def test_short_names_read_as_text_agree_with_their_long_names():

@@ -142,7 +142,28 @@ def method_words() -> dict[str, frozenset]:
     for word in set(METHOD_SYNONYMS.values()):
         if word[:5] in naming:
             table[word[:5]] = frozenset(naming[word[:5]])
+    for stem, found in _variant_method_words(analyte).items():
+        if stem not in naming:  # an English stem keeps its meaning, or its exclusion
+            table[stem] = found
     return table
+
+
+def _variant_method_words(analyte: set[str]) -> dict[str, frozenset]:
+    """Word stem of the shipped linguistic variant's METHOD values ("manue" of "Manuelle
+    Zählung") → the English method phrases of the same codes ("manual count"): a German list
+    that states its method is read as stating it (benchmarks/results/lab-text/RULE-variant-methods.md).
+    Left out as in method_words: stems naming more than 3 phrases, and analyte words (English
+    `analyte` stems and the variant's component words)."""
+    english = ranked_codes().set_index("code")["name"].map(_method_from_name)
+    variant = linguistic_variant()
+    naming: dict[str, set] = defaultdict(set)
+    for code, method in zip(variant["code"], variant["method"]):
+        phrase = english.get(code, "")
+        for word in re.findall(r"[a-z]{4,}", fold(method)) if phrase else ():
+            naming[word[:5]].add(phrase)
+    analyte = analyte | {w[:5] for c in variant["component"] for w in re.findall(r"[a-z]{4,}", fold(c))}
+    return {stem: frozenset(found) for stem, found in naming.items()
+            if len(found) <= 3 and stem not in analyte and not any(w.startswith(stem) for w in _CUE_WORDS)}
 
 
 @functools.lru_cache(maxsize=1)
