@@ -2,6 +2,7 @@
 no_match suggestions, --auto-accept pre-approval, and what `apply` exports from them."""
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -9,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from .conftest import DATA, REPO
-from codemap.decide.calibrate import dev_set, expected_calibration_error, precision_curve
+from codemap.decide.calibrate import expected_calibration_error, precision_curve
 from codemap.cli import app
 from codemap.decide import Calibrator, shipped_calibrators
 from codemap.decide import AUTO_ACCEPT_BY, SUGGESTIONS
@@ -35,19 +36,19 @@ def test_missing_queries_have_their_gold_hidden_before_ranking(shared_cache):
     """The target lacks a missing query's gold concepts: the ranking never sees them, so no
     sibling borrows their name score (as one did when they were removed after ranking)."""
     from codemap.config import EvalConfig
-    from codemap.decide.calibrate import missing_queries
+    from codemap.decide.calibrate import CalibrateConfig, dev_list, missing_queries
     from codemap.evaluate.gold import gold_queries
 
     assert missing_queries(8, 0.25, 0).sum() == 2
-    g = gold_queries(EvalConfig(gold=DATA / "mimic_labs_gold.tsv", target="LOINC",
-                                gold_col="loinc_code", progress=False, cache_dir=shared_cache))
-    missing = missing_queries(len(g.gold), 0.5, 0)
-    found = g.rank(g.base, [g.gold[q] if missing[q] else set() for q in range(len(g.gold))])
-    dev = dev_set(found, g.gold, missing)
+    gold = EvalConfig(gold=DATA / "mimic_labs_gold.tsv", target="LOINC", gold_col="loinc_code",
+                      progress=False, cache_dir=shared_cache)
+    dev = dev_list(gold, CalibrateConfig((gold,), Path(), missing_share=0.5, seed=0)).dev
+    missing, gold_codes = dev.missing, gold_queries(gold).gold
+    assert missing.sum() == round(0.5 * dev.n_queries)
     asked = dev.found["query"].to_numpy()
     assert dev.labels[missing[asked]].sum() == 0 and dev.labels[~missing[asked]].sum() > 0
     borrowed = dev.found["explanation"].str.extract(r"of ([\w-]+), a variant")[0]
-    assert not any(code in g.gold[q] for q, code in zip(asked, borrowed) if missing[q])
+    assert not any(code in gold_codes[q] for q, code in zip(asked, borrowed) if missing[q])
 
 
 def test_calibrate_labs_cli_and_shipped_calibration_still_fits(tmp_path, shared_cache):

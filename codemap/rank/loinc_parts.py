@@ -129,14 +129,9 @@ def method_words() -> dict[str, frozenset]:
     "neutr" of "Neutralization" and "Neutrophils"): in a label they name the analyte."""
     names = ranked_codes()["name"]
     phrases = {_method_from_name(name) for name in names} - {""}
-    naming: dict[str, set] = defaultdict(set)
-    for phrase in phrases:
-        for word in re.findall(r"[a-z]{4,}", phrase):
-            naming[word[:5]].add(phrase)
-    analyte = {w[:5] for name in names for w in re.findall(r"[a-z]{4,}", component_from_name(name).lower())}
-    table = {stem: frozenset(found) for stem, found in naming.items()
-             if len(found) <= 3 and stem not in analyte
-             and not any(w.startswith(stem) for w in _CUE_WORDS)}
+    naming = _stems_naming((phrase, phrase) for phrase in phrases)
+    analyte = {stem for name in names for stem in _stems(component_from_name(name).lower())}
+    table = _method_stems(naming, analyte)
     # A local method word ("calculated") names its LOINC method even where an analyte shares
     # the stem ("Calculated" components): the label uses it as a method word.
     for word in set(METHOD_SYNONYMS.values()):
@@ -152,18 +147,33 @@ def _variant_method_words(analyte: set[str]) -> dict[str, frozenset]:
     """Word stem of the shipped linguistic variant's METHOD values ("manue" of "Manuelle
     Zählung") → the English method phrases of the same codes ("manual count"): a German list
     that states its method is read as stating it (benchmarks/results/lab-text/RULE-variant-methods.md).
-    Left out as in method_words: stems naming more than 3 phrases, and analyte words (English
-    `analyte` stems and the variant's component words)."""
+    Left out as in method_words, with the variant's component words as analyte words too."""
     english = ranked_codes().set_index("code")["name"].map(_method_from_name)
     variant = linguistic_variant()
+    pairs = ((fold(method), english.get(code, "")) for code, method in zip(variant["code"], variant["method"]))
+    naming = _stems_naming((text, phrase) for text, phrase in pairs if phrase)
+    return _method_stems(naming, analyte | {stem for c in variant["component"] for stem in _stems(fold(c))})
+
+
+def _stems(text: str) -> list[str]:
+    """The 5-letter stems of a lower-case text's words of 4 letters or more."""
+    return [word[:5] for word in re.findall(r"[a-z]{4,}", text)]
+
+
+def _stems_naming(pairs) -> dict[str, set]:
+    """Stem → the method phrases whose (text, phrase) pairs have it in their text."""
     naming: dict[str, set] = defaultdict(set)
-    for code, method in zip(variant["code"], variant["method"]):
-        phrase = english.get(code, "")
-        for word in re.findall(r"[a-z]{4,}", fold(method)) if phrase else ():
-            naming[word[:5]].add(phrase)
-    analyte = analyte | {w[:5] for c in variant["component"] for w in re.findall(r"[a-z]{4,}", fold(c))}
+    for text, phrase in pairs:
+        for stem in _stems(text):
+            naming[stem].add(phrase)
+    return naming
+
+
+def _method_stems(naming: dict[str, set], analyte: set[str]) -> dict[str, frozenset]:
+    """The stems that name a method in a label: at most 3 phrases, no analyte or property word."""
     return {stem: frozenset(found) for stem, found in naming.items()
-            if len(found) <= 3 and stem not in analyte and not any(w.startswith(stem) for w in _CUE_WORDS)}
+            if len(found) <= 3 and stem not in analyte
+            and not any(w.startswith(stem) for w in _CUE_WORDS)}
 
 
 @functools.lru_cache(maxsize=1)
