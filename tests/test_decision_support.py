@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from .conftest import DATA, REPO
 from codemap.decide.calibrate import expected_calibration_error, precision_curve
+from codemap.decide.confidence import FEATURES, candidate_features
 from codemap.cli import app
 from codemap.decide import Calibrator, shipped_calibrators
 from codemap.decide import AUTO_ACCEPT_BY, SUGGESTIONS
@@ -30,6 +31,21 @@ def test_ece_and_precision_curve_by_hand():
     assert expected_calibration_error(np.array([0.95, 0.95]), np.array([0.0, 0.0])) == pytest.approx(0.95)
     curve = precision_curve(np.array([0.9, 0.8, 0.8, 0.1]), np.array([1.0, 1.0, 0.0, 0.0]))
     assert curve == ((0.9, 1.0, 1), (0.8, 0.666667, 3), (0.1, 0.5, 4))  # ties share a threshold
+
+
+def test_unconfirmed_evidence_is_read_apart_from_agreement_and_contradiction():
+    # As the drug scorers write their reasons; lab reasons carry no mark and add nothing to it.
+    found = pd.DataFrame({
+        "query": [0, 0, 0], "rank": [1, 2, 3], "score": [1.2, 1.1, 0.6],
+        "explanation": [
+            "name: encoder 0.8; ingredients leflunomide ✔ (+0.30); strength 10 MG = source 10 mg ✔ "
+            "(+0.20); form Oral Tablet, source states none ~ (-0.03); brand Arava, source names none ~ (-0.03)",
+            "name: encoder 0.8; ingredients 1/2 of a, b ~ (+0.10); strength 20 MG ≠ source 10 mg ✘ (-0.30)",
+            "name: encoder 0.6; unit mg/dL fits MCnc (+0.05); common test rank 12 (+0.02)"]})
+    x = dict(zip(FEATURES, candidate_features(found).T))
+    assert x["evidence_unconfirmed"].tolist() == pytest.approx([-0.06, 0.10, 0.0])
+    assert x["evidence_for"].tolist() == pytest.approx([0.50, 0.10, 0.07])
+    assert x["evidence_against"].tolist() == pytest.approx([-0.06, -0.30, 0.0])
 
 
 def test_missing_queries_have_their_gold_hidden_before_ranking(shared_cache):

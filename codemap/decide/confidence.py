@@ -23,12 +23,13 @@ from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
 
 FORMAT = "codemap-calibration"
-VERSION = 1
+VERSION = 2
 FEATURES = ("score", "encoder_score", "lexical_score", "margin_next", "gap_top", "log_rank",
             "is_top", "evidence_for", "evidence_against", "top_margin", "top_x_score",
-            "top_x_margin")
+            "top_x_margin", "evidence_unconfirmed")
 MIN_SUPPORT = 10  # dev queries a pre-approval threshold must cover
-_ADJUSTMENT = re.compile(r"\(([+-]\d+(?:\.\d+)?)\)")  # "(+0.05)" as evidence.weigh writes it
+# "(+0.05)" as evidence.weigh writes it, with the reason's mark before it when it has one.
+_ADJUSTMENT = re.compile(r"(?:([✔✘~])\s*)?\(([+-]\d+(?:\.\d+)?)\)")
 
 
 def candidate_features(found: pd.DataFrame) -> np.ndarray:
@@ -52,13 +53,18 @@ def candidate_features(found: pd.DataFrame) -> np.ndarray:
         "gap_top": gap.reindex(frame.index),
         "log_rank": np.log(frame["rank"].astype(float)),
         "is_top": is_top,
-        "evidence_for": adjust.map(lambda a: sum(x for x in a if x > 0)),
-        "evidence_against": adjust.map(lambda a: sum(x for x in a if x < 0)),
+        "evidence_for": adjust.map(lambda a: sum(x for _, x in a if x > 0)),
+        "evidence_against": adjust.map(lambda a: sum(x for _, x in a if x < 0)),
         # The query's own certainty, and the top candidate's features apart from the rest's:
         # a logistic model over all ranks otherwise spends them on rank-vs-rank differences.
         "top_margin": top_margin.reindex(frame.index),
         "top_x_score": is_top * frame["score"],
         "top_x_margin": is_top * margin.reindex(frame.index),
+        # Evidence marked neither agreeing nor contradicting: the candidate states what the row
+        # does not (a strength, a brand) or matches it in part. With a row's right concept
+        # absent, its more or less specific sibling comes first with just such evidence
+        # (benchmarks/results/confidence/RULE-unconfirmed.md).
+        "evidence_unconfirmed": adjust.map(lambda a: sum(x for mark, x in a if mark == "~")),
     }
     return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
 
@@ -75,8 +81,9 @@ def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
     return pd.to_numeric(frame[column], errors="coerce").fillna(0.0)
 
 
-def _adjustments(explanation: str) -> list[float]:
-    return [float(x) for x in _ADJUSTMENT.findall(explanation)]
+def _adjustments(explanation: str) -> list[tuple[str, float]]:
+    """(mark, adjustment) of each weighed reason; mark "" when the reason has none."""
+    return [(mark, float(x)) for mark, x in _ADJUSTMENT.findall(explanation)]
 
 
 def ranking_key(rank, scorers) -> str:

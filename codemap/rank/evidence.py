@@ -20,6 +20,10 @@ A scorer may also say which candidates the row cannot tell apart by name
 (`sibling_key(row) -> callable(concept) -> key or None`): candidates with one key share the best
 name score among them, so evidence, not encoder noise, orders them (a LOINC component's variants
 when the row states no specimen or property: codemap.rank.lab_evidence.ComponentBackoff).
+
+A reason may end with a mark: ✔ the candidate agrees with the row, ✘ it contradicts the row, ~
+neither (it states what the row does not say, or agrees in part). The confidence model reads the
+~ adjustments apart from the others (codemap.decide.confidence); the drug scorers mark theirs.
 """
 from __future__ import annotations
 

@@ -1,0 +1,78 @@
+"""Does the `evidence_unconfirmed` feature separate right from wrong top candidates better?
+Rule and outcome: benchmarks/results/confidence/RULE-unconfirmed.md.
+
+    python benchmarks/unconfirmed_evidence.py -o benchmarks/results/confidence/unconfirmed-2026-11-26.json
+
+Before = the same calibration without that feature (its column left out), after = with it; the
+same rankings on both sides (decide.calibrate.dev_list, a quarter of the gold hidden before
+ranking). Drugs: the dev list cross-fitted (2 folds), and the fresh list scored by the calibrator
+fitted on the whole dev list, seeds 0, 1, 2. Labs: the two lab dev lists pooled as `codemap
+calibrate` pools them, cross-fitted, seed 0.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pooled_calibration import lists, top1_auroc  # noqa: E402
+from codemap.decide.calibrate import cross_fit, fit_logistic, pooled, query_folds  # noqa: E402
+from codemap.decide.confidence import FEATURES, candidate_features, logistic  # noqa: E402
+
+SEEDS = (0, 1, 2)
+FOLDS = 2
+NEW = FEATURES.index("evidence_unconfirmed")
+SIDES = {"before": [i for i in range(len(FEATURES)) if i != NEW], "after": list(range(len(FEATURES)))}
+
+
+def drugs(seed: int) -> dict:
+    dev, fresh = lists(("drugs", "drugs_fresh"), seed)
+    x, labels = candidate_features(dev.dev.found), dev.dev.labels
+    folds = query_folds(dev.dev.n_queries, FOLDS, seed)[dev.dev.found["query"].to_numpy()]
+    x_fresh = candidate_features(fresh.dev.found)
+    out = {}
+    for side, cols in SIDES.items():
+        oof = cross_fit(x[:, cols], labels, folds, FOLDS)
+        fitted = fit_logistic(x[:, cols], labels)
+        out[side] = {"drugs dev, cross-fitted": top1_auroc(dev, oof),
+                     "drugs fresh, fitted on dev": top1_auroc(fresh, logistic(x_fresh[:, cols], **fitted))}
+    return out
+
+
+def labs(seed: int) -> dict:
+    both = lists(("labs_fluid", "german_labs"), seed)
+    dev, weights, fold_of = pooled(both, FOLDS, seed)
+    x = candidate_features(dev.found)
+    folds = fold_of[dev.found["query"].to_numpy()]
+    top = dev.found["rank"].to_numpy() == 1
+    from sklearn.metrics import roc_auc_score
+
+    return {side: {"labs pooled dev, cross-fitted": float(roc_auc_score(
+        dev.labels[top], cross_fit(x[:, cols], dev.labels, folds, FOLDS, weights)[top]))}
+        for side, cols in SIDES.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args()
+    runs = {f"seed {s}": drugs(s) for s in SEEDS}
+    runs["seed 0 labs"] = labs(0)
+    summary = {}
+    for run in runs.values():
+        for side, got in run.items():
+            for name, value in got.items():
+                summary.setdefault(name, {}).setdefault(side, []).append(value)
+    summary = {name: {side: round(float(np.mean(v)), 4) for side, v in sides.items()}
+               for name, sides in summary.items()}
+    args.output.write_text(json.dumps({"summary": summary, "runs": runs}, indent=1) + "\n")
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
