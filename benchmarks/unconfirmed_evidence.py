@@ -2,6 +2,11 @@
 Rule and outcome: benchmarks/results/confidence/RULE-unconfirmed.md.
 
     python benchmarks/unconfirmed_evidence.py -o benchmarks/results/confidence/unconfirmed-2026-11-26.json
+    python benchmarks/unconfirmed_evidence.py --labs -o benchmarks/results/confidence/unconfirmed-labs-2026-11-27.json
+
+--labs (RULE-unconfirmed-labs.md, once the lab priors were marked): the two lab dev lists pooled
+and cross-fitted, per list, seeds 0, 1, 2, and the two fresh lab lists scored by the calibrator
+fitted on both whole dev lists.
 
 Before = the same calibration without that feature (its column left out), after = with it; the
 same rankings on both sides (decide.calibrate.dev_list, a quarter of the gold hidden before
@@ -57,12 +62,42 @@ def labs(seed: int) -> dict:
         for side, cols in SIDES.items()}
 
 
+def labs_fresh(seed: int) -> dict:
+    dev_lists = lists(("labs_fluid", "german_labs"), seed)
+    dev, weights, fold_of = pooled(dev_lists, FOLDS, seed)
+    x = candidate_features(dev.found)
+    oof = {side: cross_fit(x[:, cols], dev.labels, fold_of[dev.found["query"].to_numpy()], FOLDS,
+                           weights) for side, cols in SIDES.items()}
+    fresh = lists(("german_labs_fresh", "labs_nofluid_fresh"), seed)
+    out = {}
+    for side, cols in SIDES.items():
+        got, start = {}, 0
+        for d in dev_lists:  # per dev list, its rows of the pooled out-of-fold confidence
+            got[f"{d.name} dev, pooled cross-fitted"] = top1_auroc(d, oof[side][start:start + len(d.dev.labels)])
+            start += len(d.dev.labels)
+        top = dev.found["rank"].to_numpy() == 1
+        from sklearn.metrics import roc_auc_score
+
+        got["labs pooled dev, cross-fitted"] = float(roc_auc_score(dev.labels[top], oof[side][top]))
+        fitted = fit_logistic(x[:, cols], dev.labels, weights)
+        for d in fresh:
+            got[f"{d.name}, fitted on both dev lists"] = top1_auroc(
+                d, logistic(candidate_features(d.dev.found)[:, cols], **fitted))
+        out[side] = got
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--labs", action="store_true", help="the lab lists, dev and fresh")
     args = parser.parse_args()
-    runs = {f"seed {s}": drugs(s) for s in SEEDS}
-    runs["seed 0 labs"] = labs(0)
+    if args.labs:
+        runs = {f"seed {s}": labs_fresh(s) for s in SEEDS}
+        runs["seed 0 drugs"] = drugs(0)
+    else:
+        runs = {f"seed {s}": drugs(s) for s in SEEDS}
+        runs["seed 0 labs"] = labs(0)
     summary = {}
     for run in runs.values():
         for side, got in run.items():

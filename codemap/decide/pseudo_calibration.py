@@ -38,8 +38,8 @@ QUERIES = 2000  # pseudo-queries drawn (fewer for a smaller vocabulary): a fit t
 ABSENT_SHARE = 0.25  # of them with their concept hidden: no right answer in the target
 FOLDS = 2
 SEED = 0
-PSEUDO_FIT = 3  # bumped when the fitting changes: cached fits are then redone
-NOT_TRANSFERRED = ("encoder_score", "lexical_score")
+PSEUDO_FIT = 4  # bumped when the fitting changes: cached fits are then redone
+NOT_TRANSFERRED = ("encoder_score", "lexical_score", "evidence_unconfirmed")
 
 
 def pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, domain: str,
@@ -75,7 +75,10 @@ def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, dom
     # A pseudo-query is a name of the target, lightly changed: its raw encoder and lexical scores
     # run far higher than a real local term's, so a model leaning on them misreads real lists
     # (docs/experiments/2026-11-24-learned-ranker.md). Zeroed, they get no weight; the fused
-    # score, margins and evidence carry the fit.
+    # score, margins and evidence carry the fit. So is unconfirmed evidence: pseudo-queries are
+    # drawn evenly from the target, rare tests as often as common ones, so a prior means
+    # something else on them (a LOINC target's AUROC on real lists fell 0.66 -> 0.56 with it:
+    # docs/experiments/2026-11-27-unconfirmed-lab-priors.md).
     features[:, [FEATURES.index(f) for f in NOT_TRANSFERRED]] = 0.0
     asked = found["query"].to_numpy()
     folds = query_folds(len(drawn), FOLDS, SEED)

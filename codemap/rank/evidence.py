@@ -22,8 +22,9 @@ name score among them, so evidence, not encoder noise, orders them (a LOINC comp
 when the row states no specimen or property: codemap.rank.lab_evidence.ComponentBackoff).
 
 A reason may end with a mark: ✔ the candidate agrees with the row, ✘ it contradicts the row, ~
-neither (it states what the row does not say, or agrees in part). The confidence model reads the
-~ adjustments apart from the others (codemap.decide.confidence); the drug scorers mark theirs.
+neither: it states what the row does not say, agrees in part, or is preferred by a prior where
+the row says nothing (a common test, the usual specimen). The confidence model reads the ~
+adjustments apart from the others (codemap.decide.confidence).
 """
 from __future__ import annotations
 

@@ -134,7 +134,7 @@ class UsualSpecimenScorer(_BoundScorer):
         if share <= 0:
             return NO_EVIDENCE
         return Evidence(self.weight * share, f"no specimen stated; {system} is "
-                                             f"{share:.0%} of {axes.component} orders")
+                                             f"{share:.0%} of {axes.component} orders ~")
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class UsualMethodScorer(_BoundScorer):
             return NO_EVIDENCE
         said = f"by {method}" if method else "no method"
         return Evidence(self.weight * share, f"no method stated; {said} is {share:.0%} of "
-                                             f"{axes.component or 'ranked'} orders")
+                                             f"{axes.component or 'ranked'} orders ~")
 
 
 @dataclass(frozen=True)

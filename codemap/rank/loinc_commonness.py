@@ -130,5 +130,6 @@ class UsageScorer:
         if bonus <= 0:
             return NO_EVIDENCE
         if borrowed_rank(str(concept.get("code", ""))):
-            return Evidence(bonus - self.borrowed_hair, f"common test rank {rank} (SI twin)")
-        return Evidence(bonus, f"common test rank {rank}")
+            return Evidence(bonus - self.borrowed_hair, f"common test rank {rank} (SI twin) ~")
+        # "~": a prior, not something the row said (codemap.rank.evidence's marks).
+        return Evidence(bonus, f"common test rank {rank} ~")
