@@ -26,7 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pooled_calibration import lists, top1_auroc  # noqa: E402
-from codemap.decide.calibrate import cross_fit, fit_logistic, pooled, query_folds  # noqa: E402
+from codemap.decide.calibrate import (cross_fit, fit_logistic, per_list_auroc, pooled,  # noqa: E402
+                                      query_folds)
 from codemap.decide.confidence import FEATURES, candidate_features, logistic  # noqa: E402
 
 SEEDS = (0, 1, 2)
@@ -49,36 +50,37 @@ def drugs(seed: int) -> dict:
     return out
 
 
-def labs(seed: int) -> dict:
-    both = lists(("labs_fluid", "german_labs"), seed)
-    dev, weights, fold_of = pooled(both, FOLDS, seed)
-    x = candidate_features(dev.found)
-    folds = fold_of[dev.found["query"].to_numpy()]
-    top = dev.found["rank"].to_numpy() == 1
-    from sklearn.metrics import roc_auc_score
-
-    return {side: {"labs pooled dev, cross-fitted": float(roc_auc_score(
-        dev.labels[top], cross_fit(x[:, cols], dev.labels, folds, FOLDS, weights)[top]))}
-        for side, cols in SIDES.items()}
-
-
-def labs_fresh(seed: int) -> dict:
+def pooled_labs(seed: int):
+    """The two lab dev lists pooled as `codemap calibrate` pools them: the lists, the pooled set,
+    its weights and features, and each side's cross-fitted confidence."""
     dev_lists = lists(("labs_fluid", "german_labs"), seed)
     dev, weights, fold_of = pooled(dev_lists, FOLDS, seed)
     x = candidate_features(dev.found)
-    oof = {side: cross_fit(x[:, cols], dev.labels, fold_of[dev.found["query"].to_numpy()], FOLDS,
-                           weights) for side, cols in SIDES.items()}
+    folds = fold_of[dev.found["query"].to_numpy()]
+    oof = {side: cross_fit(x[:, cols], dev.labels, folds, FOLDS, weights) for side, cols in SIDES.items()}
+    return dev_lists, dev, weights, x, oof
+
+
+def pooled_auroc(dev, conf: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    top = dev.found["rank"].to_numpy() == 1
+    return float(roc_auc_score(dev.labels[top], conf[top]))
+
+
+def labs(seed: int) -> dict:
+    _, dev, _, _, oof = pooled_labs(seed)
+    return {side: {"labs pooled dev, cross-fitted": pooled_auroc(dev, oof[side])} for side in SIDES}
+
+
+def labs_fresh(seed: int) -> dict:
+    dev_lists, dev, weights, x, oof = pooled_labs(seed)
     fresh = lists(("german_labs_fresh", "labs_nofluid_fresh"), seed)
     out = {}
     for side, cols in SIDES.items():
-        got, start = {}, 0
-        for d in dev_lists:  # per dev list, its rows of the pooled out-of-fold confidence
-            got[f"{d.name} dev, pooled cross-fitted"] = top1_auroc(d, oof[side][start:start + len(d.dev.labels)])
-            start += len(d.dev.labels)
-        top = dev.found["rank"].to_numpy() == 1
-        from sklearn.metrics import roc_auc_score
-
-        got["labs pooled dev, cross-fitted"] = float(roc_auc_score(dev.labels[top], oof[side][top]))
+        got = {f"{name} dev, pooled cross-fitted": auroc
+               for name, auroc in per_list_auroc(dev_lists, oof[side]).items()}
+        got["labs pooled dev, cross-fitted"] = pooled_auroc(dev, oof[side])
         fitted = fit_logistic(x[:, cols], dev.labels, weights)
         for d in fresh:
             got[f"{d.name}, fitted on both dev lists"] = top1_auroc(

@@ -34,7 +34,7 @@ def test_ece_and_precision_curve_by_hand():
 
 
 def test_unconfirmed_evidence_is_read_apart_from_agreement_and_contradiction():
-    # As the drug scorers write their reasons; lab reasons carry no mark and add nothing to it.
+    # Reasons as the drug scorers write them; a reason without a mark adds nothing to it.
     found = pd.DataFrame({
         "query": [0, 0, 0], "rank": [1, 2, 3], "score": [1.2, 1.1, 0.6],
         "explanation": [

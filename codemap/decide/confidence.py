@@ -3,10 +3,11 @@
 A raw fused score of 0.8 means different things for a lab term and a drug string, and a candidate
 0.01 ahead of the next one is less safe than one 0.2 ahead. A `Calibrator` turns per-candidate
 features of rank_hybrid's output (fused score, encoder and lexical scores, margin to the next
-candidate, gap to the top one, rank, evidence for and against) into a probability with a logistic
-model fitted on dev gold pairs (`codemap calibrate`, codemap.decide.calibrate). It is stored as a
-small versioned JSON (never a pickle) beside the model it was fitted for; codemap ships one per default
-model and domain in codemap/data/calibration/, used by `codemap map` when model and ranking match.
+candidate, gap to the top one, rank, evidence for and against, evidence neither agreeing nor
+contradicting) into a probability with a logistic model fitted on dev gold pairs (`codemap
+calibrate`, codemap.decide.calibrate). It is stored as a small versioned JSON (never a pickle)
+beside the model it was fitted for; codemap ships one per default model and domain in
+codemap/data/calibration/, used by `codemap map` when model and ranking match.
 """
 from __future__ import annotations
 
@@ -61,9 +62,10 @@ def candidate_features(found: pd.DataFrame) -> np.ndarray:
         "top_x_score": is_top * frame["score"],
         "top_x_margin": is_top * margin.reindex(frame.index),
         # Evidence marked neither agreeing nor contradicting: the candidate states what the row
-        # does not (a strength, a brand) or matches it in part. With a row's right concept
-        # absent, its more or less specific sibling comes first with just such evidence
-        # (benchmarks/results/confidence/RULE-unconfirmed.md).
+        # does not (a strength, a brand), matches it in part, or is a prior where the row says
+        # nothing (a common test). With a row's right concept absent, its more or less specific
+        # sibling comes first with just such evidence
+        # (benchmarks/results/confidence/RULE-unconfirmed.md, RULE-unconfirmed-labs.md).
         "evidence_unconfirmed": adjust.map(lambda a: sum(x for mark, x in a if mark == "~")),
     }
     return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
