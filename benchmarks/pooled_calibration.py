@@ -1,8 +1,9 @@
 """Is the lab calibration better fitted on several LOINC dev lists than on one?
-Rule and outcome: benchmarks/results/confidence/RULE-pooled-lab.md.
+Rules and outcomes: benchmarks/results/confidence/RULE-pooled-lab.md, RULE-short-names.md.
 
     python benchmarks/pooled_calibration.py -o benchmarks/results/confidence/pooled-lab-dev.json
     python benchmarks/pooled_calibration.py --fresh -o benchmarks/results/confidence/pooled-lab-fresh.json
+    python benchmarks/pooled_calibration.py --short-names -o benchmarks/results/confidence/short-names-2026-11-27.json
 
 Each list is ranked and labelled as `codemap calibrate` does it (decide.calibrate.dev_list), with
 a quarter of its queries' gold concepts removed per seed, and lists are pooled as it pools them
@@ -61,25 +62,59 @@ def top1_auroc(d: DevList, conf: np.ndarray) -> float:
     return float(roc_auc_score(d.dev.labels[top], conf[top]))
 
 
+def in_pool(d: DevList, others: list[DevList], seed: int) -> np.ndarray:
+    """`d`'s confidences, each fold's from the pool of d's other folds and the whole `others`."""
+    x = candidate_features(d.dev.found)
+    fold = query_folds(d.dev.n_queries, FOLDS, seed)[d.dev.found["query"].to_numpy()]
+    conf = np.zeros(len(x))
+    for f in range(FOLDS):
+        test = fold == f
+        # pooled order is [d, *others]: d's rows first, then every row of the others
+        keep = np.concatenate([~test, *(np.ones(len(o.dev.labels), dtype=bool) for o in others)])
+        conf[test] = logistic(x[test], **fit_on([d, *others], seed, keep))
+    return conf
+
+
 def dev_run() -> dict:
     out = {}
     for seed in SEEDS:
         both = lists(DEV, seed)
         for d, other in ((both[0], both[1]), (both[1], both[0])):
-            x = candidate_features(d.dev.found)
-            fold = query_folds(d.dev.n_queries, FOLDS, seed)[d.dev.found["query"].to_numpy()]
-            alone, together = np.zeros(len(x)), np.zeros(len(x))
-            for f in range(FOLDS):
-                test = fold == f
-                alone[test] = logistic(x[test], **fit_on([d], seed, ~test))
-                # pooled order is [d, other]: d's rows first, then every row of the other list
-                keep = np.concatenate([~test, np.ones(len(other.dev.labels), dtype=bool)])
-                together[test] = logistic(x[test], **fit_on([d, other], seed, keep))
-            row = out.setdefault(d.name, {})
-            row.setdefault("own other fold alone (today)", []).append(top1_auroc(d, alone))
-            row.setdefault("pooled (other fold + other list)", []).append(top1_auroc(d, together))
-            row.setdefault("other list alone", []).append(
-                top1_auroc(d, logistic(x, **fit_on([other], seed))))
+            record(out, d, {"own other fold alone (today)": in_pool(d, [], seed),
+                            "pooled (other fold + other list)": in_pool(d, [other], seed),
+                            "other list alone": logistic(candidate_features(d.dev.found),
+                                                         **fit_on([other], seed))})
+    return out
+
+
+def record(out: dict, d: DevList, confidences: dict[str, np.ndarray]) -> None:
+    """Append d's top-1 AUROC under each named way of fitting."""
+    row = out.setdefault(d.name, {})
+    for way, conf in confidences.items():
+        row.setdefault(way, []).append(top1_auroc(d, conf))
+
+
+def score_fresh(out: dict, seed: int, fits: dict[str, dict]) -> None:
+    """The fresh lists scored by each named fitted calibrator."""
+    for d in lists(FRESH, seed):
+        x = candidate_features(d.dev.found)
+        record(out, d, {way: logistic(x, **fitted) for way, fitted in fits.items()})
+
+
+def short_names_run() -> dict:
+    """RULE-short-names.md: today's two-list pool vs the pool with the short-name list."""
+    out = {}
+    for seed in SEEDS:
+        labels, (short,) = lists(DEV, seed), lists(("loinc_short",), seed)
+        for d in labels:
+            others = [o for o in labels if o is not d]
+            record(out, d, {"two lists (today)": in_pool(d, others, seed),
+                            "three lists": in_pool(d, [*others, short], seed)})
+        record(out, short, {
+            "two lists (today)": logistic(candidate_features(short.dev.found), **fit_on(labels, seed)),
+            "three lists": in_pool(short, labels, seed)})
+        score_fresh(out, seed, {"two lists (today)": fit_on(labels, seed),
+                                "three lists": fit_on([*labels, short], seed)})
     return out
 
 
@@ -87,12 +122,7 @@ def fresh_run() -> dict:
     out = {}
     for seed in SEEDS:
         dev = lists(DEV, seed)
-        alone, together = fit_on(dev[:1], seed), fit_on(dev, seed)
-        for d in lists(FRESH, seed):
-            x = candidate_features(d.dev.found)
-            row = out.setdefault(d.name, {})
-            row.setdefault("MIMIC alone (today)", []).append(top1_auroc(d, logistic(x, **alone)))
-            row.setdefault("pooled", []).append(top1_auroc(d, logistic(x, **together)))
+        score_fresh(out, seed, {"MIMIC alone (today)": fit_on(dev[:1], seed), "pooled": fit_on(dev, seed)})
     return out
 
 
@@ -100,8 +130,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--fresh", action="store_true")
+    parser.add_argument("--short-names", action="store_true", help="RULE-short-names.md")
     args = parser.parse_args()
-    result = fresh_run() if args.fresh else dev_run()
+    result = short_names_run() if args.short_names else fresh_run() if args.fresh else dev_run()
     summary = {name: {k: {"per_seed": [round(v, 4) for v in vals],
                           "mean": round(float(np.mean(vals)), 4)} for k, vals in row.items()}
                for name, row in result.items()}
