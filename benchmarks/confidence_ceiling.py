@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusion_sweep  # noqa: E402  (the set list)
 from pooled_calibration import FOLDS, SEEDS, lists  # noqa: E402
 from codemap.config import EvalConfig  # noqa: E402
-from codemap.decide.calibrate import cross_fit, query_folds  # noqa: E402
+from codemap.decide.calibrate import cross_fit, query_folds, top_auroc  # noqa: E402
 from codemap.decide.confidence import candidate_features  # noqa: E402
 from codemap.evaluate.gold import gold_queries  # noqa: E402
 from codemap.rank.loinc_parts import component_from_name, fold  # noqa: E402
@@ -44,8 +44,6 @@ def components(name: str) -> tuple[list[set[str]], dict[str, str]]:
 
 
 def one_run(name: str, seed: int, gold: list[set[str]], component: dict[str, str]) -> dict:
-    from sklearn.metrics import roc_auc_score
-
     d = lists((name,), seed)[0]
     found, labels = d.dev.found, d.dev.labels
     folds = query_folds(d.dev.n_queries, FOLDS, seed)[found["query"].to_numpy()]
@@ -63,8 +61,8 @@ def one_run(name: str, seed: int, gold: list[set[str]], component: dict[str, str
         "wrong: variant, right code there": int((wrong & same_component & ~hidden).sum()),
         "wrong: variant, right code hidden": int((wrong & same_component & hidden).sum()),
         "wrong: other component": int((wrong & ~same_component).sum()),
-        "AUROC, calibrated (cross-fitted)": round(float(roc_auc_score(right, conf_top)), 4),
-        "AUROC, + component oracle": round(float(roc_auc_score(right, conf_top + same_component)), 4),
+        "AUROC, calibrated (cross-fitted)": top_auroc(conf_top, right),
+        "AUROC, + component oracle": top_auroc(conf_top + same_component, right),
     }
 
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusion_sweep  # noqa: E402  (the set list)
 from codemap.config import EvalConfig  # noqa: E402
 from codemap.decide.calibrate import (CalibrateConfig, DevList, dev_list,  # noqa: E402
-                                      fit_logistic, pooled, query_folds)
+                                      dev_top_auroc, fit_logistic, pooled, query_folds)
 from codemap.decide.confidence import candidate_features, logistic  # noqa: E402
 
 DEV = ("labs_fluid", "german_labs")
@@ -53,13 +53,6 @@ def fit_on(lists_: list[DevList], seed: int, keep=None) -> dict:
     dev, weights, _ = pooled(lists_, FOLDS, seed)
     keep = np.ones(len(dev.labels), dtype=bool) if keep is None else keep
     return fit_logistic(candidate_features(dev.found)[keep], dev.labels[keep], weights[keep])
-
-
-def top1_auroc(d: DevList, conf: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    top = d.dev.found["rank"].to_numpy() == 1
-    return float(roc_auc_score(d.dev.labels[top], conf[top]))
 
 
 def in_pool(d: DevList, others: list[DevList], seed: int) -> np.ndarray:
@@ -91,7 +84,7 @@ def record(out: dict, d: DevList, confidences: dict[str, np.ndarray]) -> None:
     """Append d's top-1 AUROC under each named way of fitting."""
     row = out.setdefault(d.name, {})
     for way, conf in confidences.items():
-        row.setdefault(way, []).append(top1_auroc(d, conf))
+        row.setdefault(way, []).append(dev_top_auroc(d.dev, conf))
 
 
 def score_fresh(out: dict, seed: int, fits: dict[str, dict]) -> None:

@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pooled_calibration import lists, top1_auroc  # noqa: E402
-from codemap.decide.calibrate import (cross_fit, fit_logistic, per_list_auroc, pooled,  # noqa: E402
-                                      query_folds)
+from pooled_calibration import lists  # noqa: E402
+from codemap.decide.calibrate import (cross_fit, dev_top_auroc, fit_logistic,  # noqa: E402
+                                      per_list_auroc, pooled, query_folds)
 from codemap.decide.confidence import FEATURES, candidate_features, logistic  # noqa: E402
 
 SEEDS = (0, 1, 2)
@@ -45,8 +45,8 @@ def drugs(seed: int) -> dict:
     for side, cols in SIDES.items():
         oof = cross_fit(x[:, cols], labels, folds, FOLDS)
         fitted = fit_logistic(x[:, cols], labels)
-        out[side] = {"drugs dev, cross-fitted": top1_auroc(dev, oof),
-                     "drugs fresh, fitted on dev": top1_auroc(fresh, logistic(x_fresh[:, cols], **fitted))}
+        out[side] = {"drugs dev, cross-fitted": dev_top_auroc(dev.dev, oof),
+                     "drugs fresh, fitted on dev": dev_top_auroc(fresh.dev, logistic(x_fresh[:, cols], **fitted))}
     return out
 
 
@@ -61,16 +61,9 @@ def pooled_labs(seed: int):
     return dev_lists, dev, weights, x, oof
 
 
-def pooled_auroc(dev, conf: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    top = dev.found["rank"].to_numpy() == 1
-    return float(roc_auc_score(dev.labels[top], conf[top]))
-
-
 def labs(seed: int) -> dict:
     _, dev, _, _, oof = pooled_labs(seed)
-    return {side: {"labs pooled dev, cross-fitted": pooled_auroc(dev, oof[side])} for side in SIDES}
+    return {side: {"labs pooled dev, cross-fitted": dev_top_auroc(dev, oof[side])} for side in SIDES}
 
 
 def labs_fresh(seed: int) -> dict:
@@ -80,11 +73,11 @@ def labs_fresh(seed: int) -> dict:
     for side, cols in SIDES.items():
         got = {f"{name} dev, pooled cross-fitted": auroc
                for name, auroc in per_list_auroc(dev_lists, oof[side]).items()}
-        got["labs pooled dev, cross-fitted"] = pooled_auroc(dev, oof[side])
+        got["labs pooled dev, cross-fitted"] = dev_top_auroc(dev, oof[side])
         fitted = fit_logistic(x[:, cols], dev.labels, weights)
         for d in fresh:
-            got[f"{d.name}, fitted on both dev lists"] = top1_auroc(
-                d, logistic(candidate_features(d.dev.found)[:, cols], **fitted))
+            got[f"{d.name}, fitted on both dev lists"] = dev_top_auroc(
+                d.dev, logistic(candidate_features(d.dev.found)[:, cols], **fitted))
         out[side] = got
     return out
 

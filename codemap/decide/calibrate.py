@@ -145,17 +145,12 @@ def pooled(lists: list[DevList], folds: int, seed: int) -> tuple[DevSet, np.ndar
 
 def per_list_auroc(lists: list[DevList], oof: np.ndarray) -> dict:
     """Cross-fitted AUROC of the top candidate on each list, when there are several."""
-    from sklearn.metrics import roc_auc_score
-
     if len(lists) < 2:
         return {}
     out, start = {}, 0
     for d in lists:
-        conf, right = oof[start:start + len(d.dev.labels)], d.dev.labels
-        top = d.dev.found["rank"].to_numpy() == 1
-        start += len(right)
-        out[d.name] = (round(float(roc_auc_score(right[top], conf[top])), 4)
-                       if 0 < right[top].sum() < top.sum() else None)
+        out[d.name] = dev_top_auroc(d.dev, oof[start:start + len(d.dev.labels)])
+        start += len(d.dev.labels)
     return out
 
 
@@ -223,6 +218,21 @@ def reliability_bins(confidence: np.ndarray, labels: np.ndarray, bins: int = BIN
              "accuracy": float(labels[which == b].mean())} for b in range(bins) if (which == b).any()]
 
 
+def top_auroc(conf: np.ndarray, right: np.ndarray) -> float | None:
+    """AUROC of the top candidates' confidence for right (1) vs wrong (0); None when all are one."""
+    from sklearn.metrics import roc_auc_score
+
+    if not 0 < right.sum() < len(right):
+        return None
+    return round(float(roc_auc_score(right, conf)), 4)
+
+
+def dev_top_auroc(dev: DevSet, conf: np.ndarray) -> float | None:
+    """top_auroc of a DevSet's rank-1 candidates, `conf` holding every candidate's confidence."""
+    top = dev.found["rank"].to_numpy() == 1
+    return top_auroc(conf[top], dev.labels[top])
+
+
 def precision_curve(confidence: np.ndarray, labels: np.ndarray) -> tuple:
     """(threshold, precision, count) at each distinct confidence, thresholds descending:
     precision of the top candidates at or above the threshold, and how many they are."""
@@ -237,8 +247,6 @@ def precision_curve(confidence: np.ndarray, labels: np.ndarray) -> tuple:
 
 def measure(dev: DevSet, oof: np.ndarray, folds: np.ndarray) -> dict:
     """Cross-fitted ECE, AUROC of the top candidate, precision-coverage and pre-approval shares."""
-    from sklearn.metrics import roc_auc_score
-
     top = dev.found["rank"].to_numpy() == 1
     top_query = dev.found["query"].to_numpy()[top]
     top_conf, top_right = oof[top], dev.labels[top]
@@ -247,8 +255,7 @@ def measure(dev: DevSet, oof: np.ndarray, folds: np.ndarray) -> dict:
         "candidates": len(oof), "top1_accuracy": round(float(top_right.mean()), 4),
         "ece_all": round(expected_calibration_error(oof, dev.labels), 4),
         "ece_top1": round(expected_calibration_error(top_conf, top_right), 4),
-        "auroc_top1": round(float(roc_auc_score(top_right, top_conf)), 4)
-        if 0 < top_right.sum() < len(top_right) else None,
+        "auroc_top1": top_auroc(top_conf, top_right),
         "bins": reliability_bins(oof, dev.labels),
         "curve": precision_curve(top_conf, top_right),
     }

@@ -26,7 +26,7 @@ from ..files import atomic_path, sha256_text
 from ..rank.learned import (FitConfig, Queries, Target, feature_matrix, feature_names,
                             fit_ranking, labelled, reorder)
 from ..rank.pseudo_queries import GENERATION
-from .calibrate import no_match_threshold, precision_curve
+from .calibrate import no_match_threshold, precision_curve, top_auroc
 from .confidence import Calibrator
 
 log = logging.getLogger(__name__)
@@ -172,15 +172,6 @@ def _fit_confidence(ranker: LearnedRanker, table: pd.DataFrame, queries: Queries
     ranker.no_match_below = no_match_threshold(conf, right)
     ranker.metrics = {"held_out_top1": round(float(right.mean()), 4),
                       "held_out_auroc": top_auroc(conf, right)}
-
-
-def top_auroc(conf: np.ndarray, right: np.ndarray) -> float | None:
-    """AUROC of the top candidates' confidence for right (1) vs wrong (0); None when all are one."""
-    from sklearn.metrics import roc_auc_score
-
-    if not 0 < right.sum() < len(right):
-        return None
-    return round(float(roc_auc_score(right, conf)), 4)
 
 
 # --- cache ------------------------------------------------------------------------------------

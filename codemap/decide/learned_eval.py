@@ -28,7 +28,8 @@ from ..rank.learned import FitConfig, Queries, Target, pool
 from ..rank.prepare import evidence_scorers, target_domain, text_expander
 from ..read.language import names_language
 from .confidence import choose_calibrator, ranking_key
-from .learned import LearnedRanker, fit, load_or_fit, top_auroc
+from .calibrate import top_auroc
+from .learned import LearnedRanker, fit, load_or_fit
 from .pseudo_calibration import any_calibrator
 
 LEARNED_METHOD = "learned (opt-in)"

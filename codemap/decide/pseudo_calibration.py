@@ -28,9 +28,9 @@ from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.learned import Target, labelled, pseudo_batch
 from ..rank.pseudo_queries import GENERATION, draw, make_absent
-from .calibrate import cross_fit, fit_logistic, no_match_threshold, precision_curve, query_folds
+from .calibrate import (cross_fit, fit_logistic, no_match_threshold, precision_curve, query_folds,
+                        top_auroc)
 from .confidence import FEATURES, Calibrator, candidate_features
-from .learned import top_auroc
 
 log = logging.getLogger(__name__)
 
