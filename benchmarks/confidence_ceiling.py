@@ -28,19 +28,18 @@ from codemap.config import EvalConfig  # noqa: E402
 from codemap.decide.calibrate import cross_fit, query_folds, top_auroc  # noqa: E402
 from codemap.decide.confidence import candidate_features  # noqa: E402
 from codemap.evaluate.gold import gold_queries  # noqa: E402
-from codemap.rank.loinc_parts import component_from_name, fold  # noqa: E402
+from codemap.rank.loinc_parts import concept_axes  # noqa: E402
 
 LOINC_LISTS = ("labs_fluid", "german_labs", "labs_nofluid", "loinc_short")
 
 
 def components(name: str) -> tuple[list[set[str]], dict[str, str]]:
-    """Each query's gold codes and every target code's component, folded."""
+    """Each query's gold codes and every target code's component, as the ranking reads it."""
     gold, target, gold_col, text_cols = fusion_sweep.SETS[name]
     g = gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
                                 progress=False))
-    concepts = g.vocab.concepts
-    return g.gold, {code: fold(component_from_name(str(long_name)))
-                    for code, long_name in zip(concepts["code"], concepts["name"])}
+    return g.gold, {concept["code"]: concept_axes(concept).component
+                    for concept in g.vocab.concepts.to_dict("records")}
 
 
 def one_run(name: str, seed: int, gold: list[set[str]], component: dict[str, str]) -> dict:

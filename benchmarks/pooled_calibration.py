@@ -103,11 +103,10 @@ def short_names_run() -> dict:
             others = [o for o in labels if o is not d]
             record(out, d, {"two lists (today)": in_pool(d, others, seed),
                             "three lists": in_pool(d, [*others, short], seed)})
-        record(out, short, {
-            "two lists (today)": logistic(candidate_features(short.dev.found), **fit_on(labels, seed)),
-            "three lists": in_pool(short, labels, seed)})
-        score_fresh(out, seed, {"two lists (today)": fit_on(labels, seed),
-                                "three lists": fit_on([*labels, short], seed)})
+        two = fit_on(labels, seed)
+        record(out, short, {"two lists (today)": logistic(candidate_features(short.dev.found), **two),
+                            "three lists": in_pool(short, labels, seed)})
+        score_fresh(out, seed, {"two lists (today)": two, "three lists": fit_on([*labels, short], seed)})
     return out
 
 
