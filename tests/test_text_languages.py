@@ -67,6 +67,9 @@ def test_builtin_loinc_has_german_names_with_its_licence():
     # "RBC" is listed under the red-cell count, the RDW and more analytes: a keyword, no name.
     assert not german["name"].str.startswith("RBC ").any()
     assert "RDW Erythrozyten" in set(german.loc[german["code"] == "788-0", "name"])
+    # Listed under protein and the protein/creatinine ratio: it names protein, on its codes only.
+    assert "Gesamteiweiß Serum oder Plasma" in set(german.loc[german["code"] == "2885-2", "name"])
+    assert not german.loc[german["code"] == "2890-2", "name"].str.contains("eiweiß", case=False).any()
     licence = REPO / "codemap/data/loinc/LICENSE-LOINC.txt"
     assert "Linguistic Variants" in licence.read_text(encoding="utf-8")
     assert "German" in vocab.notice

@@ -163,7 +163,9 @@ def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
     the component with the specimen ("Gamma-GT Serum oder Plasma"), since local lists name the
     analyte by its everyday name and rarely spell out the property. A related name listed under
     codes of several analytes ("RBC" under the red-cell count, the RDW, the MCH) is a search
-    keyword that names none of them, and is left out."""
+    keyword that names none of them, and is left out; but one that every listing analyte holds
+    as a part of its ratio ("Gesamteiweiß" under protein and protein/creatinine) names that part,
+    and stays on that analyte's codes."""
     with resources.as_file(folder / "loinc_de_names.tsv") as tsv:
         german = pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False)
     german = german[german["code"].isin(codes)]
@@ -172,14 +174,25 @@ def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
     related = related[related["name"] != ""]
     # The analyte: the component before its first LOINC part separator ("Glucose^2H post dose").
     analyte = related["component"].str.split(r"[.^]", regex=True).str[0].str.strip().str.lower()
-    analytes = analyte.groupby(related["name"].str.lower()).transform("nunique")
-    related = related[analytes == 1]
+    related = related[_names_its_analyte(related["name"].str.lower(), analyte)]
     return pd.concat([
         pd.DataFrame({"code": german["code"], "name": german["long_common_name"],
                       "name_type": "preferred"}),
         pd.DataFrame({"code": related["code"], "name": related["name"] + " " + related["system"],
                       "name_type": "related"}),
     ], ignore_index=True).assign(lang="de")
+
+
+def _names_its_analyte(names: pd.Series, analytes: pd.Series) -> pd.Series:
+    """Per (related name, analyte) row: whether the name names this analyte, i.e. it is listed
+    under this analyte only, or this analyte is the one part common to every analyte it is listed
+    under (the parts of "protein/creatinin" are protein and creatinin)."""
+    common = {}
+    for name, group in analytes.groupby(names):
+        kinds = set(group)
+        parts = set.intersection(*(set(kind.split("/")) for kind in kinds))
+        common[name] = kinds if len(kinds) == 1 else (parts if len(parts) == 1 else set())
+    return pd.Series([a in common[n] for n, a in zip(names, analytes)], index=names.index)
 
 
 DRUG_TARGET_NOTICE = (
