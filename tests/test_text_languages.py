@@ -10,6 +10,7 @@ from codemap.cli import app
 from codemap.vocab.drug_names import other_names, with_other_names
 from codemap.read.language import names_language
 from codemap.read.normalize import normalize_source, read_as_notes
+from codemap.rank.element_symbols import element_names, symbol_reader
 from codemap.rank.sense_lexicon import domain_expander
 from codemap.vocab import builtin_loinc, load_vocab_file
 
@@ -105,3 +106,36 @@ def test_cli_maps_the_german_list_onto_german_loinc_names(shared_cache, tmp_path
     right = sum(top.loc[code, "target_code"] == loinc for code, loinc in gold.items())
     assert right >= 18, top[["source_text", "target_code", "matched_name"]]
     assert top.loc["L004", "matched_name"] == "Kalium [Mol/Volumen] in Serum oder Plasma"
+
+
+def test_a_leading_element_symbol_is_read_as_its_element():
+    names = element_names()
+    assert names["K"] == ("potassium",) and names["Cl"] == ("chloride",)  # a halogen: its ion
+    assert "O" not in names and "N" not in names  # gases: labs write formulas (pO2)
+    read = symbol_reader(builtin_loinc())
+    assert read("K+ SerPl") == "K+ potassium SerPl"
+    assert read("Ca2+") == "Ca2+ calcium"
+    assert read("Cl-Urine") == "Cl chloride-Urine"
+    assert read("Mg") == "Mg magnesium"
+    assert read("Na, serum, level") == "Na sodium, serum, level"
+    # Not a symbol in its case, not the first token, no element, or more than axis words beside
+    # it (a genus initial, a qualified analyte, a compound, a name already spelled out).
+    for text in ("MG", "mg/dL", "Vitamin K", "Hepatitis B", "CEA", "Hb", "B12", "K potassium",
+                 "K aerogenes DNA", "Ca-I SerPl ISE", "Ca Carbonate Cry"):
+        assert read(text) == text
+    licence = REPO / "codemap/data/elements/LICENSE-periodictable.txt"
+    assert "public domain" in licence.read_text(encoding="utf-8")
+
+
+def test_cli_maps_element_symbols_to_their_tests(shared_cache, tmp_path):
+    source = tmp_path / "symbols.csv"
+    source.write_text("code,name\nA,K\nB,Cl\nC,K+ SerPl\nD,Mg\n", encoding="utf-8")
+    out = tmp_path / "symbols.out.csv"
+    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
+                                 "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    top = frame[frame["rank"] == "1"].set_index("source_code")["target_code"]
+    assert top["A"] == "2823-3" and top["C"] == "2823-3"  # potassium, serum or plasma
+    assert top["B"] == "2075-0"  # chloride
+    assert top["D"] in {"2601-3", "19123-9"}  # magnesium, moles or mass

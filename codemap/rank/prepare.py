@@ -12,6 +12,7 @@ from ..read.normalize import normalize_source
 from ..vocab.drug_names import with_other_names
 from .abbreviations import with_expanded_short_names
 from .drug_agreement import drug_scorers, is_drug_vocabulary
+from .element_symbols import symbol_reader
 from .lab_evidence import lab_scorers
 from .loinc_parts import is_loinc_code
 from .labs import add_loinc_axes
@@ -86,11 +87,14 @@ def row_fields(source: SourceTable) -> list[dict]:
 
 def text_expander(vocab: Vocabulary, rank: RankConfig):
     """How source texts are prepared for the encoder and the lexical index, the one place for
-    both `map` and `eval`: formatting noise removed (codemap.read.normalize); with
-    `rank.complete_words`, cut words completed from the target's words
-    (codemap.rank.word_completion); with `rank.expand_abbreviations`, abbreviations followed by
-    their sense in the target's domain (codemap.rank.sense_lexicon)."""
+    both `map` and `eval`: formatting noise removed (codemap.read.normalize); for a LOINC target,
+    a leading element symbol followed by its element ("K+" → "K+ potassium",
+    codemap.rank.element_symbols); with `rank.complete_words`, cut words completed from the
+    target's words (codemap.rank.word_completion); with `rank.expand_abbreviations`,
+    abbreviations followed by their sense in the target's domain (codemap.rank.sense_lexicon)."""
     steps = [normalize_source]
+    if vocab.id.upper().startswith("LOINC"):
+        steps.append(symbol_reader(vocab))
     if rank.complete_words:
         steps.append(word_completer(vocab))
     if rank.expand_abbreviations:
