@@ -53,9 +53,21 @@ def element_names() -> dict[str, tuple[str, ...]]:
     return names
 
 
+_TARGETS: dict[str, dict[str, str]] = {}
+
+
 def target_elements(vocab: Vocabulary) -> dict[str, str]:
     """Symbol → the name the target's components give its element, for each element that is a
-    whole component of some code ("K" → "potassium")."""
+    whole component of some code ("K" → "potassium"); read once per vocabulary content, since
+    every block of a long list asks again."""
+    key = vocab.content_hash
+    if key not in _TARGETS:
+        _TARGETS.clear()  # one target per run; do not keep old ones alive
+        _TARGETS[key] = _elements_of(vocab)
+    return _TARGETS[key]
+
+
+def _elements_of(vocab: Vocabulary) -> dict[str, str]:
     components = {concept_axes(c).component.strip() for c in vocab.concepts.to_dict("records")}
     found = {}
     for symbol, names in element_names().items():
