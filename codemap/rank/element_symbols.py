@@ -95,7 +95,7 @@ def symbol_reader(vocab: Vocabulary) -> Callable[[str], str]:
 def only_axis_words(text: str) -> bool:
     """Whether every word of `text` says a LOINC axis (a timing such as "24 hr" counts as one)."""
     words = fold(text)
-    timing = (text_axes(text).said or {}).get("timing", "")
+    timing = text_axes(text).said.get("timing", "")
     if timing:
         words = words.replace(f" {fold(timing).strip()} ", " ")
     return all(_says_axis(word) for word in words.split())
@@ -103,5 +103,4 @@ def only_axis_words(text: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _says_axis(word: str) -> bool:
-    axes = text_axes(word)
-    return bool(axes.group or axes.properties or axes.timing or axes.methods)
+    return bool(text_axes(word).said)  # `said` holds exactly the axes the text stated
