@@ -31,7 +31,8 @@ from ..rank.hybrid import HYBRID_COLUMNS, rank_hybrid
 from ..rank.learned import Queries, Target, pool
 from ..rank.lexical import load_or_build_lexical
 from ..rank.prepare import (evidence_scorers, ranking_for, row_fields, target_domain,
-                            text_expander, with_abbreviations, with_axes)
+                            text_expander, with_abbreviations, with_axes, abbreviation_reader,
+                            with_readings, both_readings)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.normalize import read_as_notes
@@ -137,9 +138,13 @@ class Mapper:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
         expand = text_expander(self.vocab, self.rank)
         query_texts = [expand(t) for t in source.query_texts]
-        queries = self.encoder.encode(query_texts, progress=self.config.progress,
-                                      desc="embedding source")
+        encode = lambda texts, desc="embedding source": self.encoder.encode(
+            texts, progress=self.config.progress, desc=desc)
+        queries = encode(query_texts)
         rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
+        reader = abbreviation_reader(self.vocab, self.rank)
+        rows = with_readings(rows, query_texts, queries, reader,
+                             lambda texts: encode(texts, "embedding abbreviation readings"))
         if isinstance(self.calibrator, LearnedRanker):
             found = self._rank_learned(queries, rows)
         else:
@@ -152,7 +157,8 @@ class Mapper:
             found = rerank_candidates(found, query_texts, self.reranker, self.rank.rerank_top)
         candidates = _join_source(source, source.texts, found)
         candidates["explanation"] = read_as_notes(candidates["source_text"],
-                                                  candidates["explanation"], expand)
+                                                  candidates["explanation"],
+                                                  both_readings(expand, reader))
         if self.config.memory is not None:
             candidates, _ = prefill(candidates, self.vocab, self.config.memory)
         # Confidence, uphill proposals and suggestions need only each row's own candidates, so

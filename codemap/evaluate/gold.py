@@ -16,8 +16,8 @@ from ..rank.drug_agreement import is_drug_vocabulary
 from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import (evidence_scorers, ranking_for, row_fields, target_domain,
-                            with_abbreviations, with_axes)
+from ..rank.prepare import (abbreviation_reader, evidence_scorers, ranking_for, row_fields,
+                            target_domain, with_abbreviations, with_axes, with_readings)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.readers import read_code_list
@@ -186,8 +186,12 @@ def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: R
     vocab, expand = with_abbreviations(vocab, rank)
     rows = [{**row, "text": expand(row["text"])} for row in rows]
     index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
-    queries = encoder.encode([row["text"] for row in rows], progress=config.progress,
-                             desc="embedding queries")
+    texts = [row["text"] for row in rows]
+    encode = lambda texts, desc="embedding queries": encoder.encode(
+        texts, progress=config.progress, desc=desc)
+    queries = encode(texts)
+    rows = with_readings(rows, texts, queries, abbreviation_reader(vocab, rank),
+                         lambda read: encode(read, "embedding abbreviation readings"))
     with_axes(vocab)
     return vocab, index, load_or_build_lexical(vocab, config.cache_dir), queries, rows
 

@@ -94,8 +94,12 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     # `pool` concepts' worth of names: a target whose concepts carry several names each (other
     # languages, expanded short names) would otherwise fill the nearest names with fewer concepts.
     per_concept = -(-len(layout.order) // max(1, len(layout.concept_codes)))
+    second = _second_reading(rows, queries)
     _, hits = index.search(queries, config.pool * per_concept)
     own = [layout.concept_of[h[h >= 0]] for h in hits]
+    if second is not None:  # the second reading's nearest names join the pool
+        _, more = index.search(second[0], config.pool * per_concept)
+        own = [np.union1d(o, layout.concept_of[h[h >= 0]]) for o, h in zip(own, more)]
     own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
     starts = layout.starts_end[keep]
@@ -106,10 +110,13 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     sub = _ConceptLayout(np.arange(len(name_rows)), np.concatenate([[0], np.cumsum(sizes)[:-1]]),
                          layout.concept_codes[keep], {c: i for i, c in enumerate(layout.concept_codes[keep])},
                          np.repeat(np.arange(len(keep)), sizes))
-    enc = queries @ index.vectors[name_rows].T
-    lex = (None if config.method == "encoder" else
-           (lexical.embed([r["text"] for r in rows]) @ lexical.matrix[name_rows].T).toarray()
-           .astype(np.float32))
+    vectors = index.vectors[name_rows]
+    enc = _better_of_readings(lambda q: q @ vectors.T, rows, queries, second, False)
+    lex = None
+    if config.method != "encoder":
+        matrix = lexical.matrix[name_rows]
+        lex_of = lambda texts: (lexical.embed(texts) @ matrix.T).toarray().astype(np.float32)
+        lex = _better_of_readings(lex_of, rows, queries, second, True)
     _mask(enc, lex, exclude, name_rows)
     allowed = np.zeros((len(rows), len(keep)), bool)
     for q, o in enumerate(own):
@@ -162,9 +169,36 @@ class _ConceptLayout:
         return np.array([self.number_of[c] for c in codes if c in self.number_of], dtype=np.int64)
 
 
+def _second_reading(rows, queries):
+    """The rows' second readings (codemap.rank.prepare.with_readings): their vectors (a row
+    without one keeps its own) and lexical texts; None when no row has one."""
+    if not any("reading" in r for r in rows):
+        return None
+    vectors = np.array(queries, copy=True)
+    texts = []
+    for q, row in enumerate(rows):
+        text, vector = row.get("reading", (row["text"], None))
+        if vector is not None:
+            vectors[q] = vector
+        texts.append(text)
+    return vectors, texts
+
+
+def _better_of_readings(score, rows, queries, second, lexical_side: bool):
+    """A name's score for each row: the better of its text's and its second reading's."""
+    first = score([r["text"] for r in rows] if lexical_side else queries)
+    if second is None:
+        return first
+    return np.maximum(first, score(second[1] if lexical_side else second[0]))
+
+
 def _name_scores(index, lexical, queries, rows, config):
-    enc = queries @ index.vectors.T if config.method != "lexical" else None
-    lex = lexical.similarity([r["text"] for r in rows]) if config.method != "encoder" else None
+    second = _second_reading(rows, queries)
+    enc = lex = None
+    if config.method != "lexical":
+        enc = _better_of_readings(lambda q: q @ index.vectors.T, rows, queries, second, False)
+    if config.method != "encoder":
+        lex = _better_of_readings(lexical.similarity, rows, queries, second, True)
     return enc, lex
 
 

@@ -3,6 +3,9 @@ each row's fields, abbreviation expansion, LOINC axes, the target domain's evide
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
+
+import numpy as np
 
 from ..config import RankConfig
 from ..embed.manifest import ModelInfo
@@ -90,21 +93,65 @@ def text_expander(vocab: Vocabulary, rank: RankConfig):
     both `map` and `eval`: formatting noise removed (codemap.read.normalize); for a LOINC target,
     a leading element symbol followed by its element ("K+" → "K+ potassium",
     codemap.rank.element_symbols); with `rank.complete_words`, cut words completed from the
-    target's words (codemap.rank.word_completion); with `rank.expand_abbreviations`,
-    abbreviations followed by their sense in the target's domain (codemap.rank.sense_lexicon)."""
+    target's words (codemap.rank.word_completion). Abbreviations are a second reading of the
+    prepared text (`abbreviation_reader`), not part of it."""
     steps = [normalize_source]
     if vocab.id.upper().startswith("LOINC"):
         steps.append(symbol_reader(vocab))
     if rank.complete_words:
         steps.append(word_completer(vocab))
-    if rank.expand_abbreviations:
-        steps.append(domain_expander(vocab))
 
     def prepare(text: str) -> str:
         for step in steps:
             text = step(text)
         return text
     return prepare
+
+
+def abbreviation_reader(vocab: Vocabulary, rank: RankConfig) -> Callable[[str], str] | None:
+    """With `rank.expand_abbreviations`, a prepared text → the same text with each abbreviation
+    followed by its sense in the target's domain ("Hb" → "Hb hemoglobin",
+    codemap.rank.sense_lexicon); None when off."""
+    return domain_expander(vocab) if rank.expand_abbreviations else None
+
+
+def with_readings(rows: list[dict], texts: list[str], vectors: np.ndarray,
+                  reader: Callable[[str], str] | None,
+                  encode: Callable[[list[str]], np.ndarray]) -> list[dict]:
+    """`rows` with a second reading where `reader` changes a row's text: row["reading"] =
+    (its read lexical text, the encoder vector of its read `texts` entry); rank_hybrid scores
+    each name by the better of the two readings.
+
+    Why a second reading and not a rewrite: a sense adds words in the lexicon's wording ("LDL" →
+    "low density lipoprotein", where LOINC writes "Cholesterol in LDL"), which pulls a rewritten
+    text away from names that matched the abbreviation itself; kept beside the text, the sense
+    can only lift the names it matches ("Hb hemoglobin" lifts "Hemoglobin [Mass/volume] in
+    Blood" over "Most predominant Hb DBS").
+    """
+    if reader is None:
+        return rows
+    read = [reader(t) for t in texts]
+    changed = [i for i, (t, r) in enumerate(zip(texts, read)) if r != t]
+    if not changed:
+        return rows
+    read_vectors = encode([read[i] for i in changed])
+    rows = list(rows)
+    for i, vector in zip(changed, read_vectors):
+        rows[i] = {**rows[i], "reading": (reader(rows[i]["text"]), vector)}
+    return rows
+
+
+def both_readings(prepare: Callable[[str], str], reader: Callable[[str], str] | None):
+    """How ranking read a source text, for its explanation: the prepared text and, where
+    `reader` (abbreviation_reader) adds to it, its second reading ("Hb' and as 'Hb hemoglobin")."""
+    if reader is None:
+        return prepare
+
+    def read(text: str) -> str:
+        first = prepare(text)
+        second = reader(first)
+        return first if second == first else f"{first}' and as '{second}"
+    return read
 
 
 def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
