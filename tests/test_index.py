@@ -89,3 +89,31 @@ def test_approximate_index_above_threshold_finds_the_exact_neighbours():
         assert isinstance(index, faiss.IndexIVF)
         _, ids = index.search(vectors[:50], 1)
         assert (ids[:, 0] == np.arange(50)).all()
+
+
+def test_a_second_reading_scores_each_name_by_the_better_reading(tmp_path, default_encoder):
+    """codemap.rank.prepare.with_readings: a row read two ways scores each name by the better
+    of its two readings, for the encoder and the lexical score alike; rows without a second
+    reading score as before."""
+    from codemap.rank.lexical import load_or_build_lexical
+
+    vocab = small_vocab()
+    built = load_or_build_index(vocab, default_encoder, tmp_path)
+    lexical = load_or_build_lexical(vocab, tmp_path)
+    texts = ["Kreat", "Na+"]
+    queries = default_encoder.encode(texts)
+    plain = [{"text": t} for t in texts]
+    reading = default_encoder.encode(["Kreat creatinine"])[0]
+    read = [{"text": "Kreat", "reading": ("Kreat creatinine", reading)}, plain[1]]
+    config = RankConfig(top_k=3, hubness=False)
+    before = rank_hybrid(built, lexical, vocab, queries, plain, (), config)
+    after = rank_hybrid(built, lexical, vocab, queries, read, (), config)
+    creatinine = lambda f: f[(f["query"] == 0) & (f["target_code"] == "2160-0")].iloc[0]
+    alone = rank_hybrid(built, lexical, vocab, reading[None, :], [{"text": "Kreat creatinine"}],
+                        (), config)
+    for column in ("encoder_score", "lexical_score"):
+        best = max(creatinine(before)[column], creatinine(alone)[column])
+        assert creatinine(after)[column] == pytest.approx(best, abs=1e-4)
+    assert creatinine(after)["encoder_score"] > creatinine(before)["encoder_score"]
+    assert after.iloc[0]["target_code"] == "2160-0"
+    pd.testing.assert_frame_equal(before[before["query"] == 1], after[after["query"] == 1])

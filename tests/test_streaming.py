@@ -123,8 +123,9 @@ def test_approximate_index_pools_same_candidates(shared_cache):
     """With every IVF list probed the search is exact, so pooling must rank as full scoring does.
     With the list's hubness the pooled path corrects each row's pool, which it found by the plain
     cosine, so a concept beyond it that the correction would lift is missed: nearly the same."""
+    # With abbreviation readings: a row's second reading also pools its nearest names.
     rank = RankConfig(method="encoder", unit_evidence=False, specimen_evidence=False, top_k=5,
-                      hubness=False)
+                      hubness=False, expand_abbreviations=True)
     config = MapConfig(source=EXAMPLES / "labs.csv", target="LOINC", cache_dir=shared_cache,
                        progress=False, rank=rank)
     source = read_code_list(config.source)

@@ -11,6 +11,7 @@ from codemap.vocab.drug_names import other_names, with_other_names
 from codemap.read.language import names_language
 from codemap.read.normalize import normalize_source, read_as_notes
 from codemap.rank.element_symbols import element_names, symbol_reader
+from codemap.rank.prepare import with_readings
 from codemap.rank.sense_lexicon import domain_expander
 from codemap.vocab import builtin_loinc, load_vocab_file
 
@@ -139,3 +140,42 @@ def test_cli_maps_element_symbols_to_their_tests(shared_cache, tmp_path):
     assert top["A"] == "2823-3" and top["C"] == "2823-3"  # potassium, serum or plasma
     assert top["B"] == "2075-0"  # chloride
     assert top["D"] in {"2601-3", "19123-9"}  # magnesium, moles or mass
+
+
+def test_only_rows_an_abbreviation_changes_get_a_second_reading():
+    """with_readings encodes just the rows whose text the reader changes; the reading's lexical
+    text is read from the row's own text, its vector from the embedded text."""
+    encoded = []
+
+    def encode(texts):
+        encoded.append(list(texts))
+        return [f"vector of {t}" for t in texts]
+
+    read = lambda t: t.replace("Hb", "Hb hemoglobin")
+    rows = [{"text": "Hb"}, {"text": "Glucose"}]
+    out = with_readings(rows, ["Hb Blood", "Glucose Blood"], None, read, encode)
+    assert encoded == [["Hb hemoglobin Blood"]]
+    assert out[0]["reading"] == ("Hb hemoglobin", "vector of Hb hemoglobin Blood")
+    assert out[1] == rows[1] and "reading" not in rows[0]
+    assert with_readings(rows, ["Hb", "Glucose"], None, None, encode) is rows
+
+
+def test_cli_reads_lab_abbreviations_beside_the_text(shared_cache, tmp_path):
+    """A list of bare lab abbreviations (made-up rows, as another country's list writes them):
+    the sense lifts the analyte's everyday test, and the abbreviation's own matches stay, so a
+    sense worded unlike LOINC ("low density lipoprotein", "thyroid stimulating hormone") does not
+    pull the row to another analyte."""
+    source = tmp_path / "abbreviated.csv"
+    source.write_text("code,name\nA,Hb\nB,TP\nC,Alb\nD,LDL\nE,TSH\n", encoding="utf-8")
+    out = tmp_path / "abbreviated.out.csv"
+    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
+                                 "--cache-dir", str(shared_cache), "--expand-abbreviations"])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    top = frame[frame["rank"] == "1"].set_index("source_code")
+    assert top.loc["A", "target_code"] == "718-7"  # hemoglobin, blood
+    assert top.loc["B", "target_code"] == "2885-2"  # total protein, serum or plasma
+    assert top.loc["C", "target_code"] == "1751-7"  # albumin, serum or plasma
+    assert "LDL" in top.loc["D", "target_name"]
+    assert top.loc["E", "target_name"].startswith("Thyrotropin")
+    assert top.loc["A", "explanation"].startswith("read as 'Hb' and as 'Hb hemoglobin'")

@@ -49,9 +49,10 @@ HideContradicted = Annotated[bool, typer.Option(
     "--hide-contradicted", rich_help_panel=RANKING,
     help="Drop candidates whose LOINC property contradicts the unit.")]
 ExpandAbbreviations = Annotated[bool, typer.Option(
-    "--expand-abbreviations", rich_help_panel=RANKING,
-    help="Expand lab abbreviations learned from LOINC short names (Hgb, SerPl, Ur) in the texts "
-         "and the target's short names.")]
+    "--expand-abbreviations/--no-expand-abbreviations", rich_help_panel=RANKING,
+    help="Also read each text with its abbreviations followed by their sense in the target's "
+         "domain (\"Hb\" → \"Hb hemoglobin\", \"PT\" → prothrombin time for labs); a name scores by "
+         "the better reading.")]
 CompleteWords = Annotated[bool, typer.Option(
     "--complete-words/--no-complete-words", rich_help_panel=RANKING,
     help="Complete cut words of the texts (\"Perc Endo\", \"Synth Sub\") from the target's own "

@@ -27,6 +27,7 @@ from ..files import sha256_text
 from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.learned import Target, labelled, pseudo_batch
+from ..rank.prepare import abbreviation_reader, with_readings
 from ..rank.pseudo_queries import GENERATION, draw, make_absent
 from .calibrate import (cross_fit, fit_logistic, no_match_threshold, precision_curve, query_folds,
                         top_auroc)
@@ -38,7 +39,7 @@ QUERIES = 2000  # pseudo-queries drawn (fewer for a smaller vocabulary): a fit t
 ABSENT_SHARE = 0.25  # of them with their concept hidden: no right answer in the target
 FOLDS = 2
 SEED = 0
-PSEUDO_FIT = 4  # bumped when the fitting changes: cached fits are then redone
+PSEUDO_FIT = 5  # bumped when the fitting changes: cached fits are then redone
 NOT_TRANSFERRED = ("encoder_score", "lexical_score", "evidence_unconfirmed")
 
 
@@ -66,6 +67,10 @@ def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, dom
     drawn = make_absent(draw(vocab, QUERIES, SEED), vocab, ABSENT_SHARE, SEED + 1)
     drawn = [replace(p, text=expand(p.text)) for p in drawn]
     queries = pseudo_batch(target, drawn, None)
+    # Read as a mapped list's rows are: with their abbreviations' second reading.
+    queries.rows = with_readings(queries.rows, [r["text"] for r in queries.rows], queries.vectors,
+                                 abbreviation_reader(vocab, rank), lambda texts: target.encoder.encode(
+                                     texts, progress=False, desc="embedding abbreviation readings"))
     hub = (embedded_hubness(target.index, vocab, [r["text"] for r in queries.rows], queries.vectors)
            if rank.hubness and rank.method != "lexical" else None)  # the pseudo-queries are the list
     found = rank_hybrid(target.index, target.lexical, vocab, queries.vectors, queries.rows,

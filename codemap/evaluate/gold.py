@@ -215,7 +215,8 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
             "hybrid + completed words": replace(plain, method="hybrid", complete_words=True),
             "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
             DEFAULT_METHOD[True]: replace(plain, method="hybrid", drug_evidence=True,
-                                          complete_words=base.complete_words),
+                                          complete_words=base.complete_words,
+                                          expand_abbreviations=base.expand_abbreviations),
             "hybrid + drug evidence + abbreviations": replace(
                 plain, method="hybrid", drug_evidence=True, expand_abbreviations=True),
         }
