@@ -128,6 +128,24 @@ def test_a_leading_element_symbol_is_read_as_its_element():
     assert "public domain" in licence.read_text(encoding="utf-8")
 
 
+def test_a_loinc_table_under_any_file_name_is_read_as_loinc(tmp_path):
+    """A user's LOINC table is known by its codes: under a neutral file name it gets the LOINC
+    target's reading (element symbols, axes, the lab domain), which once went by the name."""
+    from codemap.config import RankConfig
+    from codemap.rank.prepare import (is_loinc_target, target_domain, text_expander,
+                                      with_abbreviations, with_axes)
+
+    table = tmp_path / "site_lab_table.tsv"
+    table.write_bytes((DATA / "loinc_long_names.tsv").read_bytes())
+    vocab = load_vocab_file(table)
+    assert vocab.id == "site_lab_table" and is_loinc_target(vocab) and target_domain(vocab) == "lab"
+    assert text_expander(vocab, RankConfig())("K+ SerPl") == "K+ potassium SerPl"
+    assert "property" in with_axes(vocab).concepts.columns
+    assert not is_loinc_target(load_vocab_file(PCS_TARGET))
+    drugs = with_abbreviations(load_vocab_file(DRUG_TARGET), RankConfig())[0]
+    assert not is_loinc_target(drugs) and target_domain(drugs) == "drug"
+
+
 def test_cli_maps_element_symbols_to_their_tests(shared_cache, tmp_path):
     source = tmp_path / "symbols.csv"
     source.write_text("code,name\nA,K\nB,Cl\nC,K+ SerPl\nD,Mg\n", encoding="utf-8")

@@ -26,17 +26,24 @@ from .word_completion import word_completer
 LOINC_SHARE = 0.9  # of a target's codes, sampled, that must be LOINC codes for a LOINC table
 
 
-def target_domain(vocab: Vocabulary) -> str:
-    """drug (a Drug-domain target), lab (the built-in or an imported LOINC, or a table of LOINC
-    codes under any name) or other: what fusion weight and calibration a target gets."""
-    if is_drug_vocabulary(vocab):
-        return "drug"
+def is_loinc_target(vocab: Vocabulary) -> bool:
+    """The built-in or an imported LOINC, or a table of LOINC codes under any name: what gets
+    LOINC's treatment (short names expanded, axes, element symbols read, the lab domain).
+    A user's LOINC table is known by its codes, not by its file name."""
     if vocab.id.upper().startswith("LOINC"):
-        return "lab"
+        return True
     codes = vocab.concepts["code"]
     sample = codes.sample(min(len(codes), 500), random_state=0) if len(codes) else codes
     loinc = sum(is_loinc_code(c) for c in sample)
-    return "lab" if len(sample) and loinc >= LOINC_SHARE * len(sample) else "other"
+    return bool(len(sample)) and loinc >= LOINC_SHARE * len(sample)
+
+
+def target_domain(vocab: Vocabulary) -> str:
+    """drug (a Drug-domain target), lab (`is_loinc_target`) or other: what fusion weight and
+    calibration a target gets."""
+    if is_drug_vocabulary(vocab):
+        return "drug"
+    return "lab" if is_loinc_target(vocab) else "other"
 
 
 def ranking_for(config: RankConfig, domain: str, model: ModelInfo, source_lang: str,
@@ -96,7 +103,7 @@ def text_expander(vocab: Vocabulary, rank: RankConfig):
     target's words (codemap.rank.word_completion). Abbreviations are a second reading of the
     prepared text (`abbreviation_reader`), not part of it."""
     steps = [normalize_source]
-    if vocab.id.upper().startswith("LOINC"):
+    if is_loinc_target(vocab):
         steps.append(symbol_reader(vocab))
     if rank.complete_words:
         steps.append(word_completer(vocab))
@@ -159,7 +166,7 @@ def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
     expanded ("Chol SerPl-mCnc" → "… cholesterol serum or plasma …": short names match poorly as
     raw strings); drug names also written with the ingredient's other nonproprietary name
     ("Acetaminophen 325 MG" → "paracetamol 325 MG", codemap.vocab.drug_names)."""
-    if vocab.id.upper().startswith("LOINC"):
+    if is_loinc_target(vocab):
         vocab = with_expanded_short_names(vocab)
     elif is_drug_vocabulary(vocab):
         vocab = with_other_names(vocab)
@@ -168,6 +175,6 @@ def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
 
 def with_axes(vocab: Vocabulary) -> Vocabulary:
     """Add LOINC axes (property, system, example units) to a LOINC vocabulary's concepts."""
-    if vocab.id.upper().startswith("LOINC") and "property" not in vocab.concepts.columns:
+    if "property" not in vocab.concepts.columns and is_loinc_target(vocab):
         vocab.concepts = add_loinc_axes(vocab.concepts)
     return vocab
