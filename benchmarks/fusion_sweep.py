@@ -67,6 +67,13 @@ CROSSLINGUAL = {
     "icd10gm_de": (DATA / "icd10gm_de.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
     "cie10_es": (DATA / "cie10_es.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
 }
+# The lab sets against ~16k LOINC codes named by their English short names alone, in a table
+# under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from
+# ../shared/data/loinc-shortnames, which the repository does not ship).
+SHORT_16K = {f"{name}_16k": ({**SETS, **FRESH}[name][0], "short-16k", "loinc_code",
+                             {**SETS, **FRESH}[name][3])
+             for name in ("labs_fluid", "labs_nofluid", "german_labs", "labs_nofluid_fresh",
+                          "german_labs_fresh")}
 WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 GATES = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6]
 
@@ -79,9 +86,19 @@ def _english_loinc() -> str:
     return english_loinc(Path(tempfile.mkdtemp(prefix="codemap-sweep-")))
 
 
+@functools.lru_cache(maxsize=1)
+def _short_loinc_16k() -> str:
+    shared = ROOT.parent / "shared" / "data" / "loinc-shortnames" / "loinc_shortnames.tsv"
+    table = pd.read_csv(shared, sep="\t", header=None, names=["code", "name"], dtype=str).dropna()
+    out = Path(tempfile.mkdtemp(prefix="codemap-sweep-")) / "lab_codes.tsv"
+    table.to_csv(out, sep="\t", index=False)
+    return str(out)
+
+
 def load(name: str):
-    gold, target, gold_col, text_cols = {**SETS, **FRESH, **CROSSLINGUAL}[name]
-    target = _english_loinc() if target == "english-loinc" else target
+    gold, target, gold_col, text_cols = {**SETS, **FRESH, **CROSSLINGUAL, **SHORT_16K}[name]
+    target = {"english-loinc": _english_loinc, "short-16k": _short_loinc_16k}.get(
+        target, lambda: target)()
     return gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col,
                                    text_cols=text_cols, progress=False,
                                    encoder=EncoderConfig(model=MODEL)))
@@ -193,7 +210,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--sets", default=",".join(SETS),
-                        help=f"comma-separated, of: {', '.join([*SETS, *FRESH, *CROSSLINGUAL])}")
+                        help=f"comma-separated, of: {', '.join([*SETS, *FRESH, *CROSSLINGUAL, *SHORT_16K])}")
     parser.add_argument("--weights", default=",".join(map(str, WEIGHTS)),
                         help="comma-separated; with --evidence also 'shipped' (no override)")
     parser.add_argument("--toggle", help="with --evidence: compare this RankConfig switch off/on")
