@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 import tempfile
 from dataclasses import replace
@@ -88,7 +89,9 @@ def _english_loinc() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _short_loinc_16k() -> str:
-    shared = ROOT.parent / "shared" / "data" / "loinc-shortnames" / "loinc_shortnames.tsv"
+    # ../shared beside the checkout; CODEMAP_SHARED for a worktree elsewhere (before/after runs).
+    shared = (Path(os.environ.get("CODEMAP_SHARED", ROOT.parent / "shared"))
+              / "data" / "loinc-shortnames" / "loinc_shortnames.tsv")
     table = pd.read_csv(shared, sep="\t", header=None, names=["code", "name"], dtype=str).dropna()
     out = Path(tempfile.mkdtemp(prefix="codemap-sweep-")) / "lab_codes.tsv"
     table.to_csv(out, sep="\t", index=False)
