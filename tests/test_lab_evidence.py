@@ -49,6 +49,25 @@ def test_expand_abbreviations_keeps_the_abbreviation():
     assert "Creat creatinine SerPl serum or plasma-mCnc" in set(extra["name"])
 
 
+def test_a_loinc_table_that_types_no_short_names_has_every_name_expanded(tmp_path):
+    """A site's LOINC table of code and short name: its names are expanded as short names are;
+    the built-in LOINC, whose short names are typed, gets exactly what it got before."""
+    from codemap.config import RankConfig
+    from codemap.rank.prepare import with_abbreviations
+    from codemap.vocab import load_vocab_file
+
+    builtin = builtin_loinc()
+    assert (with_abbreviations(builtin, RankConfig())[0].content_hash
+            == with_expanded_short_names(builtin).content_hash)
+    short = builtin.names[builtin.names["name_type"] == "short"]
+    table = tmp_path / "lab_codes.csv"
+    short[["code", "name"]].drop_duplicates("code").to_csv(table, index=False)
+    site = with_abbreviations(load_vocab_file(table), RankConfig())[0]
+    extra = site.names[site.names["name_type"] == "short expanded"]
+    assert "Creat creatinine SerPl serum or plasma-mCnc" in set(extra["name"])
+    assert len(extra) > 1000
+
+
 def test_category_points_to_loinc_class():
     assert category_classes("Chemistry") == {"CHEM"}
     assert category_classes("Klinische Chemie") == {"CHEM"}

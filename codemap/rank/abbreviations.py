@@ -187,12 +187,15 @@ def expand_abbreviations(text: str, table: Mapping[str, str] | None = None) -> s
     return _TOKEN.sub(expand, text)
 
 
-def with_expanded_short_names(vocab: Vocabulary,
-                              table: Mapping[str, str] | None = None) -> Vocabulary:
+def with_expanded_short_names(vocab: Vocabulary, table: Mapping[str, str] | None = None,
+                              every_name: bool = False) -> Vocabulary:
     """A copy of `vocab` whose short names also appear expanded (name_type "short expanded"), so
     an expanded source text ("Cotinine Ur urine") meets an expanded short name rather than the
-    raw "Cotinine Ur-mCnc". The copy's content hash differs, so it gets its own index cache."""
-    short = vocab.names[vocab.names["name_type"] == "short"]
+    raw "Cotinine Ur-mCnc". The copy's content hash differs, so it gets its own index cache.
+    `every_name`: expand every name, not only those typed "short" (a table that does not say
+    which of its names are short names; long names are rarely changed)."""
+    names = vocab.names
+    short = names if every_name else names[names["name_type"] == "short"]
     expanded = short.assign(name=short["name"].map(lambda t: expand_abbreviations(t, table)),
                             name_type="short expanded")
     expanded = expanded[expanded["name"] != short["name"]]

@@ -167,7 +167,10 @@ def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
     raw strings); drug names also written with the ingredient's other nonproprietary name
     ("Acetaminophen 325 MG" → "paracetamol 325 MG", codemap.vocab.drug_names)."""
     if is_loinc_target(vocab):
-        vocab = with_expanded_short_names(vocab)
+        # A table that types no short names may hold them as its names ("Hgb Bld-mCnc"):
+        # every name is then expanded (benchmarks/results/lab-text/RULE-short-name-tables.md).
+        typed = (vocab.names["name_type"] == "short").any()
+        vocab = with_expanded_short_names(vocab, every_name=not typed)
     elif is_drug_vocabulary(vocab):
         vocab = with_other_names(vocab)
     return vocab, text_expander(vocab, rank)
