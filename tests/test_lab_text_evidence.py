@@ -219,3 +219,35 @@ def test_sibling_scores_lift_a_variant_and_keep_its_own_score():
     found = _sibling_scores(fused, [0, 1, 2, 3], records.__getitem__, lambda r: r["k"])
     assert found == {0: (0.6, 1), 1: (0.8, None), 2: (0.9, None), 3: (0.5, None)}
     assert _sibling_scores(fused, [0, 1], records.__getitem__, None) == {0: (0.6, None), 1: (0.8, None)}
+
+
+def test_a_short_name_table_is_read_with_the_axes_its_long_names_give(tmp_path, shared_cache):
+    """A LOINC table named by short names: a Top-2000 code takes its long name's axes, another
+    code its short name's, read through what the shipped short names are learned to stand for;
+    so the usual-specimen prior sends a bare "Sodium" to serum sodium, not urine or stool."""
+    from codemap.rank.loinc_parts import reads_as_short_names, short_name_parts, with_short_name_axes
+    from codemap.vocab import builtin_loinc
+
+    assert short_name_parts("Bilirub Direct SerPl-mCnc") == ("Bilirub Direct", "SerPl", "mCnc")
+    assert short_name_parts("WBC # Bld Auto") == ("WBC #", "Bld", "")
+    rows = [("2951-2", "Sodium SerPl-sCnc"), ("2955-3", "Sodium Ur-sCnc"),
+            ("15207-4", "Sodium Stl-sCnc"), ("1975-2", "Bilirub SerPl-mCnc"),
+            ("2345-7", "Glucose SerPl-mCnc"), ("47620-0", "Glucose Stl-sCnc")]
+    table = pd.DataFrame(rows, columns=["code", "name"])
+    assert reads_as_short_names(table["name"]) and not reads_as_short_names(builtin_loinc().concepts["name"])
+    read = with_short_name_axes(table).set_index("code")
+    stool = concept_axes(read.loc["15207-4"].to_dict() | {"code": "15207-4"})  # not in the Top 2000
+    assert (stool.component, stool.system, stool.properties) == ("sodium", "Stool", frozenset({"SCnc"}))
+    assert concept_axes(read.loc["1975-2"].to_dict()).component == "bilirubin.total"
+    assert read.loc["2955-3", "name"] == "Sodium Ur-sCnc"  # the table's own names are shown
+    target = tmp_path / "lab_codes.csv"
+    table.to_csv(target, index=False)
+    source = tmp_path / "labs.csv"
+    source.write_text("code,name\nA,Sodium\nB,Glucose\n", encoding="utf-8")
+    out = tmp_path / "labs.out.csv"
+    result = CliRunner().invoke(app, ["map", str(source), "--target", str(target), "-o", str(out),
+                                      "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    top = pd.read_csv(out, dtype=str, keep_default_na=False).query("rank == '1'")
+    assert top["target_code"].tolist() == ["2951-2", "2345-7"]
+    assert "serum or plasma is" in top["explanation"].iloc[0]

@@ -105,11 +105,14 @@ def specimen_group(text: str) -> str:
 
 
 def add_loinc_axes(concepts: pd.DataFrame) -> pd.DataFrame:
-    """Concept table with `property`, `system` and `specimen_group` read from the long name and
-    `example_units` (UCUM, from LOINC 2.67) where known."""
+    """Concept table with `property`, `system` (read from the long name where the table has
+    none), `specimen_group` and `example_units` (UCUM, from LOINC 2.67) where known."""
     concepts = concepts.copy()
-    concepts["property"] = concepts["name"].map(property_from_name)
-    concepts["system"] = concepts["name"].map(system_from_name)
+    # A short-name table's axes come read already (loinc_parts.with_short_name_axes).
+    if "property" not in concepts.columns:
+        concepts["property"] = concepts["name"].map(property_from_name)
+    if "system" not in concepts.columns:
+        concepts["system"] = concepts["name"].map(system_from_name)
     concepts["specimen_group"] = concepts["system"].map(specimen_group)
     units = example_units()
     concepts["example_units"] = concepts["code"].map(lambda c: "|".join(units.get(c, ())))

@@ -268,8 +268,9 @@ def bracket_properties() -> dict[str, str]:
 def concept_axes(concept: Mapping[str, object]) -> Axes:
     """The candidate's axes: a LOINC import's columns when present, else read from its names."""
     get = lambda key: str(concept.get(key, "") or "").strip()
-    return _concept_axes(get("name"), get("short_name"), get("component"), get("property"),
-                         get("system"), get("time"), get("method"))
+    # `long_name`: a short-name table's axes source (with_short_name_axes).
+    return _concept_axes(get("long_name") or get("name"), get("short_name"), get("component"),
+                         get("property"), get("system"), get("time"), get("method"))
 
 
 @functools.lru_cache(maxsize=1 << 16)  # called per (row, candidate); a candidate recurs often
@@ -306,7 +307,7 @@ def long_name_system(concept: Mapping[str, object]) -> str:
     """The system as the concept's long name writes it, lower case ("serum or plasma"; "" when
     the name says none): one spelling for the built-in names, a LOINC import's and the ranked
     lists', whatever SYSTEM column a table also has ("Ser/Plas")."""
-    name = str(concept.get("name", "") or "").split(" --")[0]
+    name = str(concept.get("long_name", "") or concept.get("name", "") or "").split(" --")[0]
     return _system_of(name).lower()
 
 
@@ -321,6 +322,97 @@ def _short_name_system(short_name: str) -> str:
         return ""
     words = short_name.rsplit("-", 1)[0].split()
     return words[-1] if len(words) > 1 else ""
+
+
+def short_name_parts(short_name: str, systems=None) -> tuple[str, str, str]:
+    """(component words, system word, property suffix) of a LOINC short name: "Bilirub Direct
+    SerPl-mCnc" → ("Bilirub Direct", "SerPl", "mCnc"); "Albumin Ur Ql" → ("Albumin", "Ur", "").
+    The system word is the rightmost after the first that `systems` (folded word → system;
+    short_name_readings' by default) knows; words after it name a method or scale."""
+    systems = short_name_readings()[1] if systems is None else systems
+    head, suffix = (short_name.rsplit("-", 1) if "-" in short_name else (short_name, ""))
+    words = head.split()
+    for i in range(len(words) - 1, 0, -1):
+        if fold(words[i]).strip() in systems:
+            return " ".join(words[:i]), words[i], suffix.strip()
+    return head.strip(), "", suffix.strip()
+
+
+def _most_voted(pairs, least: int = 1) -> dict[str, str]:
+    """short → the long most pairs give it, where at least `least` pairs do."""
+    votes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for short, long in pairs:
+        if short and long:
+            votes[short][long] += 1
+    best = {short: max(found.items(), key=lambda item: (item[1], item[0]))
+            for short, found in votes.items()}
+    return {short: long for short, (long, n) in best.items() if n >= least}
+
+
+@functools.lru_cache(maxsize=1)
+def short_name_readings() -> tuple[dict[str, str], dict[str, str]]:
+    """What the shipped codes' short names stand for, learned from their long names: folded
+    system word → the long names' system ("ur" → "Urine", "serpl" → "Serum or Plasma"), a word
+    after the first that spells the system in order; folded short-name component (the words
+    before it) → long component ("bilirub" → "bilirubin.total"); each the spelling most codes
+    agree on."""
+    rows = ranked_codes().to_dict("records")
+    system_votes, readings = [], []
+    for row in rows:
+        system = _system_of(row["name"].split(" --")[0])
+        head = row["short_name"].rsplit("-", 1)[0].split()
+        words = [fold(w).strip() for w in head]
+        spelled = [w for w in words[1:] if w.isalpha() and _spells(w, system.lower())]
+        if spelled:
+            system_votes.append((spelled[-1], system))
+        readings.append((row, system))
+    systems = _most_voted(system_votes, least=2)  # one odd long name ("… origin") is no system
+    components = _most_voted(
+        (fold(short_name_parts(row["short_name"], systems)[0]).strip(), concept_axes(row).component)
+        for row, _ in readings)
+    return components, systems
+
+
+def reads_as_short_names(names) -> bool:
+    """Whether a table's names are LOINC short names ("Sodium Ur-sCnc") rather than long common
+    names: most of them (of up to 500) have no bracketed property and end in a property
+    suffix or a system word the shipped short names use."""
+    names = [str(n) for n in list(names)[:500]]
+    systems = short_name_readings()[1]
+    short = sum(" [" not in n and (short_name_parts(n)[2].lower() in property_codes()
+                                   or fold(short_name_parts(n)[1]).strip() in systems)
+                for n in names)
+    return bool(names) and short > len(names) / 2
+
+
+def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
+    """A LOINC table named by its short names, with the axes its long names would give: a code
+    of the shipped Top-2000 lists takes its long name's axes; any other code its short name's,
+    read through short_name_readings. Adds `short_name` (the table's name), `long_name` (what
+    the axes are read from; the table's own names stay what is shown), `component`, `system`,
+    `property`."""
+    known = ranked_codes().drop_duplicates("code").set_index("code")["name"]
+    components, systems = short_name_readings()
+    concepts = concepts.copy()
+    concepts["short_name"] = concepts["name"]
+    long_names, parts = [], []
+    for code, name in zip(concepts["code"], concepts["name"]):
+        long = known.get(code, "")
+        if long:
+            axes = concept_axes({"name": long})
+            parts.append((axes.component, axes.system, next(iter(axes.properties), "")))
+        else:
+            component, system, suffix = short_name_parts(str(name))
+            parts.append((components.get(fold(component).strip(), component.lower()),
+                          systems.get(fold(system).strip(), system),
+                          property_codes().get(suffix.lower(), "")))
+            system_long = parts[-1][1]
+            long = f"{component} in {system_long}" if system_long else ""
+        long_names.append(long)
+    concepts["long_name"] = long_names
+    concepts["component"], concepts["system"], concepts["property"] = (
+        [p[i] for p in parts] for i in range(3))
+    return concepts
 
 
 @functools.lru_cache(maxsize=4096)

@@ -17,7 +17,7 @@ from .abbreviations import with_expanded_short_names
 from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .element_symbols import symbol_reader
 from .lab_evidence import lab_scorers
-from .loinc_parts import is_loinc_code
+from .loinc_parts import is_loinc_code, reads_as_short_names, with_short_name_axes
 from .labs import add_loinc_axes
 from .sense_lexicon import domain_expander
 from .word_completion import word_completer
@@ -177,7 +177,12 @@ def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
 
 
 def with_axes(vocab: Vocabulary) -> Vocabulary:
-    """Add LOINC axes (property, system, example units) to a LOINC vocabulary's concepts."""
+    """Add LOINC axes (property, system, example units) to a LOINC vocabulary's concepts; a
+    table named by LOINC short names ("Sodium Ur-sCnc") gets the axes its long names would give
+    (codemap.rank.loinc_parts.with_short_name_axes), not its names read as long names."""
     if "property" not in vocab.concepts.columns and is_loinc_target(vocab):
-        vocab.concepts = add_loinc_axes(vocab.concepts)
+        concepts = vocab.concepts
+        if "short_name" not in concepts.columns and reads_as_short_names(concepts["name"]):
+            concepts = with_short_name_axes(concepts)
+        vocab.concepts = add_loinc_axes(concepts)
     return vocab
