@@ -240,17 +240,6 @@ def test_a_short_name_table_is_read_with_the_axes_its_long_names_give(tmp_path, 
     assert (stool.component, stool.system, stool.properties) == ("sodium", "Stool", frozenset({"SCnc"}))
     assert concept_axes(read.loc["1975-2"].to_dict()).component == "bilirubin.total"
     assert read.loc["2955-3", "name"] == "Sodium Ur-sCnc"  # the table's own names are shown
-    from codemap.config import RankConfig
-    from codemap.rank.prepare import with_abbreviations
-    from codemap.vocab import Vocabulary
-
-    names = table.assign(name_type="preferred", lang="")
-    vocab = with_abbreviations(Vocabulary("lab_codes", "1", table, names), RankConfig())[0]
-    long = vocab.names[vocab.names["name_type"] == "long"].set_index("code")["name"]
-    assert long["2951-2"] == "Sodium [Moles/volume] in Serum or Plasma"
-    assert "15207-4" not in long.index  # a code the tool ships no long name for
-    builtin = builtin_loinc()
-    assert not (with_abbreviations(builtin, RankConfig())[0].names["name_type"] == "long").any()
     target = tmp_path / "lab_codes.csv"
     table.to_csv(target, index=False)
     source = tmp_path / "labs.csv"

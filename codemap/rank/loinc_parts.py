@@ -385,13 +385,6 @@ def reads_as_short_names(names) -> bool:
     return bool(names) and short > len(names) / 2
 
 
-def shipped_long_names(codes) -> pd.DataFrame:
-    """(code, name) of the LOINC long common names the tool ships (the Top-2000 lists) for those
-    of `codes` it knows."""
-    known = ranked_codes().drop_duplicates("code")
-    return known.loc[known["code"].isin(set(codes)), ["code", "name"]].reset_index(drop=True)
-
-
 def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
     """A LOINC table named by its short names, with the axes its long names would give: a code
     of the shipped Top-2000 lists takes its long name's axes; any other code its short name's,

@@ -6,7 +6,6 @@ from dataclasses import replace
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
 from ..config import RankConfig
 from ..embed.manifest import ModelInfo
@@ -18,8 +17,7 @@ from .abbreviations import with_expanded_short_names
 from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .element_symbols import symbol_reader
 from .lab_evidence import lab_scorers
-from .loinc_parts import (is_loinc_code, reads_as_short_names, shipped_long_names,
-                          with_short_name_axes)
+from .loinc_parts import is_loinc_code, reads_as_short_names, with_short_name_axes
 from .labs import add_loinc_axes
 from .sense_lexicon import domain_expander
 from .word_completion import word_completer
@@ -172,24 +170,10 @@ def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
         # A table that types no short names may hold them as its names ("Hgb Bld-mCnc"):
         # every name is then expanded (benchmarks/results/lab-text/RULE-short-name-tables.md).
         typed = (vocab.names["name_type"] == "short").any()
-        short_named = not typed and reads_as_short_names(vocab.concepts["name"])
         vocab = with_expanded_short_names(vocab, every_name=not typed)
-        if short_named:
-            vocab = with_long_names(vocab)
     elif is_drug_vocabulary(vocab):
         vocab = with_other_names(vocab)
     return vocab, text_expander(vocab, rank)
-
-
-def with_long_names(vocab: Vocabulary) -> Vocabulary:
-    """A LOINC table named by short names, with the long common name the tool ships for each of
-    its Top-2000 codes as one more name (name_type "long"): a list that spells out "Alkaline
-    phosphatase" then meets it as it meets the built-in LOINC, where the table says "ALP
-    SerPl-cCnc" (benchmarks/results/lab-text/RULE-shipped-long-names.md)."""
-    long = shipped_long_names(vocab.concepts["code"]).assign(name_type="long", lang="en")
-    names = pd.concat([vocab.names, long], ignore_index=True).drop_duplicates(["code", "name"])
-    return Vocabulary(vocab.id, vocab.version, vocab.concepts, names, vocab.notice, vocab.source,
-                      vocab.relations)
 
 
 def with_axes(vocab: Vocabulary) -> Vocabulary:
