@@ -171,11 +171,11 @@ def test_only_rows_an_abbreviation_changes_get_a_second_reading():
 
     read = lambda t: t.replace("Hb", "Hb hemoglobin")
     rows = [{"text": "Hb"}, {"text": "Glucose"}]
-    out = with_readings(rows, ["Hb Blood", "Glucose Blood"], None, read, encode)
+    out = with_readings(rows, ["Hb Blood", "Glucose Blood"], read, encode)
     assert encoded == [["Hb hemoglobin Blood"]]
     assert out[0]["reading"] == ("Hb hemoglobin", "vector of Hb hemoglobin Blood")
     assert out[1] == rows[1] and "reading" not in rows[0]
-    assert with_readings(rows, ["Hb", "Glucose"], None, None, encode) is rows
+    assert with_readings(rows, ["Hb", "Glucose"], None, encode) is rows
 
 
 def test_cli_reads_lab_abbreviations_beside_the_text(shared_cache, tmp_path):

@@ -68,7 +68,7 @@ def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, dom
     drawn = [replace(p, text=expand(p.text)) for p in drawn]
     queries = pseudo_batch(target, drawn, None)
     # Read as a mapped list's rows are: with their abbreviations' second reading.
-    queries.rows = with_readings(queries.rows, [r["text"] for r in queries.rows], queries.vectors,
+    queries.rows = with_readings(queries.rows, [r["text"] for r in queries.rows],
                                  abbreviation_reader(vocab, rank), lambda texts: target.encoder.encode(
                                      texts, progress=False, desc="embedding abbreviation readings"))
     hub = (embedded_hubness(target.index, vocab, [r["text"] for r in queries.rows], queries.vectors)

@@ -143,7 +143,7 @@ class Mapper:
         queries = encode(query_texts)
         rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
         reader = abbreviation_reader(self.vocab, self.rank)
-        rows = with_readings(rows, query_texts, queries, reader,
+        rows = with_readings(rows, query_texts, reader,
                              lambda texts: encode(texts, "embedding abbreviation readings"))
         if isinstance(self.calibrator, LearnedRanker):
             found = self._rank_learned(queries, rows)

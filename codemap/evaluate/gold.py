@@ -190,7 +190,7 @@ def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: R
     encode = lambda texts, desc="embedding queries": encoder.encode(
         texts, progress=config.progress, desc=desc)
     queries = encode(texts)
-    rows = with_readings(rows, texts, queries, abbreviation_reader(vocab, rank),
+    rows = with_readings(rows, texts, abbreviation_reader(vocab, rank),
                          lambda read: encode(read, "embedding abbreviation readings"))
     with_axes(vocab)
     return vocab, index, load_or_build_lexical(vocab, config.cache_dir), queries, rows

@@ -94,12 +94,13 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     # `pool` concepts' worth of names: a target whose concepts carry several names each (other
     # languages, expanded short names) would otherwise fill the nearest names with fewer concepts.
     per_concept = -(-len(layout.order) // max(1, len(layout.concept_codes)))
-    second = _second_reading(rows, queries)
+    second = _SecondReadings.of(rows)
     _, hits = index.search(queries, config.pool * per_concept)
     own = [layout.concept_of[h[h >= 0]] for h in hits]
-    if second is not None:  # the second reading's nearest names join the pool
-        _, more = index.search(second[0], config.pool * per_concept)
-        own = [np.union1d(o, layout.concept_of[h[h >= 0]]) for o, h in zip(own, more)]
+    if second is not None:  # a second reading's nearest names join its row's pool
+        _, more = index.search(second.vectors, config.pool * per_concept)
+        for q, h in zip(second.rows, more):
+            own[q] = np.union1d(own[q], layout.concept_of[h[h >= 0]])
     own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
     starts = layout.starts_end[keep]
@@ -111,12 +112,16 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
                          layout.concept_codes[keep], {c: i for i, c in enumerate(layout.concept_codes[keep])},
                          np.repeat(np.arange(len(keep)), sizes))
     vectors = index.vectors[name_rows]
-    enc = _better_of_readings(lambda q: q @ vectors.T, rows, queries, second, False)
+    enc = queries @ vectors.T
+    if second is not None:
+        enc = second.better(enc, lambda q: q @ vectors.T, False)
     lex = None
     if config.method != "encoder":
         matrix = lexical.matrix[name_rows]
         lex_of = lambda texts: (lexical.embed(texts) @ matrix.T).toarray().astype(np.float32)
-        lex = _better_of_readings(lex_of, rows, queries, second, True)
+        lex = lex_of([r["text"] for r in rows])
+        if second is not None:
+            lex = second.better(lex, lex_of, True)
     _mask(enc, lex, exclude, name_rows)
     allowed = np.zeros((len(rows), len(keep)), bool)
     for q, o in enumerate(own):
@@ -169,36 +174,43 @@ class _ConceptLayout:
         return np.array([self.number_of[c] for c in codes if c in self.number_of], dtype=np.int64)
 
 
-def _second_reading(rows, queries):
-    """The rows' second readings (codemap.rank.prepare.with_readings): their vectors (a row
-    without one keeps its own) and lexical texts; None when no row has one."""
-    if not any("reading" in r for r in rows):
-        return None
-    vectors = np.array(queries, copy=True)
-    texts = []
-    for q, row in enumerate(rows):
-        text, vector = row.get("reading", (row["text"], None))
-        if vector is not None:
-            vectors[q] = vector
-        texts.append(text)
-    return vectors, texts
+@dataclass(frozen=True)
+class _SecondReadings:
+    """The rows that carry a second reading (codemap.rank.prepare.with_readings): their
+    positions in the chunk, vectors and lexical texts."""
 
+    rows: np.ndarray
+    vectors: np.ndarray
+    texts: list
 
-def _better_of_readings(score, rows, queries, second, lexical_side: bool):
-    """A name's score for each row: the better of its text's and its second reading's."""
-    first = score([r["text"] for r in rows] if lexical_side else queries)
-    if second is None:
+    @staticmethod
+    def of(rows) -> "_SecondReadings | None":
+        found = [(q, row["reading"]) for q, row in enumerate(rows) if "reading" in row]
+        if not found:
+            return None
+        return _SecondReadings(np.array([q for q, _ in found]),
+                               np.stack([vector for _, (_, vector) in found]),
+                               [text for _, (text, _) in found])
+
+    def better(self, first: np.ndarray, score, lexical_side: bool) -> np.ndarray:
+        """`first` (rows × names) with each reading row's names at the better of its two
+        readings' scores; `score` scores vectors (or texts, `lexical_side`) against the names."""
+        read = score(self.texts if lexical_side else self.vectors)
+        first[self.rows] = np.maximum(first[self.rows], read)
         return first
-    return np.maximum(first, score(second[1] if lexical_side else second[0]))
 
 
 def _name_scores(index, lexical, queries, rows, config):
-    second = _second_reading(rows, queries)
+    second = _SecondReadings.of(rows)
     enc = lex = None
     if config.method != "lexical":
-        enc = _better_of_readings(lambda q: q @ index.vectors.T, rows, queries, second, False)
+        enc = queries @ index.vectors.T
+        if second is not None:
+            enc = second.better(enc, lambda q: q @ index.vectors.T, False)
     if config.method != "encoder":
-        lex = _better_of_readings(lexical.similarity, rows, queries, second, True)
+        lex = lexical.similarity([r["text"] for r in rows])
+        if second is not None:
+            lex = second.better(lex, lexical.similarity, True)
     return enc, lex
 
 

@@ -122,8 +122,7 @@ def abbreviation_reader(vocab: Vocabulary, rank: RankConfig) -> Callable[[str], 
     return domain_expander(vocab) if rank.expand_abbreviations else None
 
 
-def with_readings(rows: list[dict], texts: list[str], vectors: np.ndarray,
-                  reader: Callable[[str], str] | None,
+def with_readings(rows: list[dict], texts: list[str], reader: Callable[[str], str] | None,
                   encode: Callable[[list[str]], np.ndarray]) -> list[dict]:
     """`rows` with a second reading where `reader` changes a row's text: row["reading"] =
     (its read lexical text, the encoder vector of its read `texts` entry); rank_hybrid scores
