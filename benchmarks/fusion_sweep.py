@@ -91,11 +91,14 @@ def _english_loinc() -> str:
     return english_loinc(Path(tempfile.mkdtemp(prefix="codemap-sweep-")))
 
 
+def _shared_data() -> Path:
+    """../shared/data beside the checkout; CODEMAP_SHARED for a worktree elsewhere (before/after runs)."""
+    return Path(os.environ.get("CODEMAP_SHARED", ROOT.parent / "shared")) / "data"
+
+
 @functools.lru_cache(maxsize=1)
 def _short_loinc_16k() -> str:
-    # ../shared beside the checkout; CODEMAP_SHARED for a worktree elsewhere (before/after runs).
-    shared = (Path(os.environ.get("CODEMAP_SHARED", ROOT.parent / "shared"))
-              / "data" / "loinc-shortnames" / "loinc_shortnames.tsv")
+    shared = _shared_data() / "loinc-shortnames" / "loinc_shortnames.tsv"
     table = pd.read_csv(shared, sep="\t", header=None, names=["code", "name"], dtype=str).dropna()
     out = Path(tempfile.mkdtemp(prefix="codemap-sweep-")) / "lab_codes.tsv"
     table.to_csv(out, sep="\t", index=False)
@@ -105,8 +108,7 @@ def _short_loinc_16k() -> str:
 def _german_16k_gold(fresh: bool = False) -> str:
     """400 German long common names drawn evenly from the 16k table's codes (seed 0); `fresh`:
     400 others (seed 1, none of the first draw)."""
-    shared = Path(os.environ.get("CODEMAP_SHARED", ROOT.parent / "shared")) / "data"
-    german = pd.read_csv(shared / "loinc-de-linguistic-variant" / "deDE15LinguisticVariant.csv",
+    german = pd.read_csv(_shared_data() / "loinc-de-linguistic-variant" / "deDE15LinguisticVariant.csv",
                          dtype=str, keep_default_na=False)
     codes = set(pd.read_csv(_short_loinc_16k(), sep="\t", dtype=str)["code"])
     german = german[german["LOINC_NUM"].isin(codes) & (german["LONG_COMMON_NAME"] != "")]

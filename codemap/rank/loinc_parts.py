@@ -357,19 +357,17 @@ def short_name_readings() -> tuple[dict[str, str], dict[str, str]]:
     before it) → long component ("bilirub" → "bilirubin.total"); each the spelling most codes
     agree on."""
     rows = ranked_codes().to_dict("records")
-    system_votes, readings = [], []
+    system_votes = []
     for row in rows:
         system = _system_of(row["name"].split(" --")[0])
-        head = row["short_name"].rsplit("-", 1)[0].split()
-        words = [fold(w).strip() for w in head]
+        words = [fold(w).strip() for w in row["short_name"].rsplit("-", 1)[0].split()]
         spelled = [w for w in words[1:] if w.isalpha() and _spells(w, system.lower())]
         if spelled:
             system_votes.append((spelled[-1], system))
-        readings.append((row, system))
     systems = _most_voted(system_votes, least=2)  # one odd long name ("… origin") is no system
     components = _most_voted(
         (fold(short_name_parts(row["short_name"], systems)[0]).strip(), concept_axes(row).component)
-        for row, _ in readings)
+        for row in rows)
     return components, systems
 
 
@@ -378,10 +376,10 @@ def reads_as_short_names(names) -> bool:
     names: most of them (of up to 500) have no bracketed property and end in a property
     suffix or a system word the shipped short names use."""
     names = [str(n) for n in list(names)[:500]]
-    systems = short_name_readings()[1]
-    short = sum(" [" not in n and (short_name_parts(n)[2].lower() in property_codes()
-                                   or fold(short_name_parts(n)[1]).strip() in systems)
-                for n in names)
+    systems, suffixes = short_name_readings()[1], property_codes()
+    parts = [short_name_parts(n, systems) for n in names if " [" not in n]
+    short = sum(suffix.lower() in suffixes or fold(system).strip() in systems
+                for _, system, suffix in parts)
     return bool(names) and short > len(names) / 2
 
 
@@ -393,6 +391,7 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
     `property`."""
     known = ranked_codes().drop_duplicates("code").set_index("code")["name"]
     components, systems = short_name_readings()
+    suffixes = property_codes()
     concepts = concepts.copy()
     concepts["short_name"] = concepts["name"]
     long_names, parts = [], []
@@ -402,11 +401,10 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
             axes = concept_axes({"name": long})
             parts.append((axes.component, axes.system, next(iter(axes.properties), "")))
         else:
-            component, system, suffix = short_name_parts(str(name))
+            component, system, suffix = short_name_parts(str(name), systems)
+            system_long = systems.get(fold(system).strip(), system)
             parts.append((components.get(fold(component).strip(), component.lower()),
-                          systems.get(fold(system).strip(), system),
-                          property_codes().get(suffix.lower(), "")))
-            system_long = parts[-1][1]
+                          system_long, suffixes.get(suffix.lower(), "")))
             long = f"{component} in {system_long}" if system_long else ""
         long_names.append(long)
     concepts["long_name"] = long_names
