@@ -167,9 +167,13 @@ def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
     ("Acetaminophen 325 MG" → "paracetamol 325 MG", codemap.vocab.drug_names)."""
     if is_loinc_target(vocab):
         # A table that types no short names may hold them as its names ("Hgb Bld-mCnc"):
-        # every name is then expanded (benchmarks/results/lab-text/RULE-short-name-tables.md).
+        # every name is then expanded (benchmarks/results/lab-text/RULE-short-name-tables.md),
+        # and when they read as short names, with no long name beside them, the expansions are
+        # a spelled-out row's only n-grams ("Alkaline Phosphatase" vs "ALP SerPl-cCnc"), so
+        # they count lexically too (RULE-short-name-lexical.md).
         typed = (vocab.names["name_type"] == "short").any()
-        vocab = with_expanded_short_names(vocab, every_name=not typed)
+        lexical = not typed and reads_as_short_names(vocab.concepts["name"])
+        vocab = with_expanded_short_names(vocab, every_name=not typed, lexical=lexical)
     elif is_drug_vocabulary(vocab):
         vocab = with_other_names(vocab)
     return vocab, text_expander(vocab, rank)

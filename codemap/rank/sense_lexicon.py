@@ -31,7 +31,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _PLAIN = re.compile(r"\b[a-z]+\b")  # a word written all in lower case
 # Name types that are abbreviated themselves: their words would make every abbreviation look
 # like a word of the target.
-SHORT_NAME_TYPES = {"short", "short expanded"}
+SHORT_NAME_TYPES = {"short", "short expanded", "expanded"}
 
 
 @dataclass(frozen=True)
