@@ -117,3 +117,19 @@ def test_a_second_reading_scores_each_name_by_the_better_reading(tmp_path, defau
     assert creatinine(after)["encoder_score"] > creatinine(before)["encoder_score"]
     assert after.iloc[0]["target_code"] == "2160-0"
     pd.testing.assert_frame_equal(before[before["query"] == 1], after[after["query"] == 1])
+
+
+def test_lexical_cache_keys_on_which_names_it_reads(tmp_path):
+    """The same names retyped encoder-only ("short expanded") leave their lexical rows empty,
+    though the vocabulary's content hash (codes and names) is the same: no stale cached index."""
+    from codemap.rank.lexical import load_or_build_lexical
+
+    vocab = small_vocab()
+    creatinine = vocab.names["name"].str.contains("reatinine").to_numpy()
+    read = load_or_build_lexical(vocab, tmp_path).similarity(["creatinine"])[0]
+    names = vocab.names.copy()
+    names.loc[creatinine, "name_type"] = "short expanded"
+    retyped = Vocabulary(vocab.id, vocab.version, vocab.concepts, names)
+    assert retyped.content_hash == vocab.content_hash
+    skipped = load_or_build_lexical(retyped, tmp_path).similarity(["creatinine"])[0]
+    assert creatinine.any() and read[creatinine].max() > 0.5 and skipped[creatinine].max() == 0.0

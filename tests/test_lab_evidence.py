@@ -53,6 +53,7 @@ def test_a_loinc_table_that_types_no_short_names_has_every_name_expanded(tmp_pat
     """A site's LOINC table of code and short name: its names are expanded as short names are;
     the built-in LOINC, whose short names are typed, gets exactly what it got before."""
     from codemap.config import RankConfig
+    from codemap.rank.lexical import load_or_build_lexical
     from codemap.rank.prepare import with_abbreviations
     from codemap.vocab import load_vocab_file
 
@@ -63,9 +64,13 @@ def test_a_loinc_table_that_types_no_short_names_has_every_name_expanded(tmp_pat
     table = tmp_path / "lab_codes.csv"
     short[["code", "name"]].drop_duplicates("code").to_csv(table, index=False)
     site = with_abbreviations(load_vocab_file(table), RankConfig())[0]
-    extra = site.names[site.names["name_type"] == "short expanded"]
+    # Names that read as short names, with no long name beside them: the expansions count
+    # lexically too (typed "expanded", not the encoder-only "short expanded").
+    extra = site.names[site.names["name_type"] == "expanded"]
     assert "Creat creatinine SerPl serum or plasma-mCnc" in set(extra["name"])
     assert len(extra) > 1000
+    lexical = load_or_build_lexical(site, tmp_path).similarity(["creatinine serum"])[0]
+    assert lexical[extra.index].max() > 0.5
 
 
 def test_category_points_to_loinc_class():
