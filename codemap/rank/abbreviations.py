@@ -21,7 +21,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from importlib import resources
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
@@ -188,17 +188,21 @@ def expand_abbreviations(text: str, table: Mapping[str, str] | None = None) -> s
 
 
 def with_expanded_short_names(vocab: Vocabulary, table: Mapping[str, str] | None = None,
-                              every_name: bool = False, lexical: bool = False) -> Vocabulary:
+                              every_name: bool = False, lexical: bool = False,
+                              then: Callable[[str], str] | None = None) -> Vocabulary:
     """A copy of `vocab` whose short names also appear expanded (name_type "short expanded", read
     by the encoder only: codemap.rank.lexical), so an expanded source text ("Cotinine Ur urine")
     meets an expanded short name rather than the raw "Cotinine Ur-mCnc". The copy's content hash
     differs, so it gets its own index cache. `every_name`: expand every name, not only those
     typed "short" (a table that does not say which of its names are short names; long names are
     rarely changed). `lexical`: the expanded names are typed "expanded" and count in the lexical
-    index too (a table with no long names, where they are a spelled-out row's only n-grams)."""
+    index too (a table with no long names, where they are a spelled-out row's only n-grams).
+    `then`: a further reading of each expanded name (codemap.rank.sense_lexicon's senses)."""
     names = vocab.names
     short = names if every_name else names[names["name_type"] == "short"]
-    expanded = short.assign(name=short["name"].map(lambda t: expand_abbreviations(t, table)),
+    read = (lambda t: expand_abbreviations(t, table)) if then is None else (
+        lambda t: then(expand_abbreviations(t, table)))
+    expanded = short.assign(name=short["name"].map(read),
                             name_type="expanded" if lexical else "short expanded")
     expanded = expanded[expanded["name"] != short["name"]]
     names = pd.concat([vocab.names, expanded], ignore_index=True)

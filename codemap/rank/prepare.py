@@ -2,6 +2,7 @@
 each row's fields, abbreviation expansion, LOINC axes, the target domain's evidence scorers."""
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Callable
 
@@ -10,7 +11,7 @@ import numpy as np
 from ..config import RankConfig
 from ..embed.manifest import ModelInfo
 from ..read.readers import SourceTable
-from ..vocab.vocabulary import Vocabulary
+from ..vocab.vocabulary import Vocabulary, builtin_loinc
 from ..read.normalize import normalize_source
 from ..vocab.drug_names import with_other_names
 from .abbreviations import with_expanded_short_names
@@ -118,8 +119,25 @@ def text_expander(vocab: Vocabulary, rank: RankConfig):
 def abbreviation_reader(vocab: Vocabulary, rank: RankConfig) -> Callable[[str], str] | None:
     """With `rank.expand_abbreviations`, a prepared text → the same text with each abbreviation
     followed by its sense in the target's domain ("Hb" → "Hb hemoglobin",
-    codemap.rank.sense_lexicon); None when off."""
-    return domain_expander(vocab) if rank.expand_abbreviations else None
+    codemap.rank.sense_lexicon); None when off. A LOINC table named by short names alone has
+    no long words to choose senses by: the built-in LOINC's long names choose them."""
+    if not rank.expand_abbreviations:
+        return None
+    return lab_sense_reader() if named_by_short_names(vocab) else domain_expander(vocab)
+
+
+@functools.lru_cache(maxsize=1)
+def lab_sense_reader() -> Callable[[str], str]:
+    """Abbreviation senses chosen by the built-in LOINC's names (codemap.rank.sense_lexicon)."""
+    return domain_expander(builtin_loinc())
+
+
+def named_by_short_names(vocab: Vocabulary) -> bool:
+    """A LOINC table whose names are LOINC short names ("ALP SerPl-cCnc") with no long name
+    beside them: none typed "short" (the built-in LOINC and an imported release type theirs),
+    and the concepts' names read as short names (loinc_parts.reads_as_short_names)."""
+    return (is_loinc_target(vocab) and not (vocab.names["name_type"] == "short").any()
+            and reads_as_short_names(vocab.concepts["name"]))
 
 
 def with_readings(rows: list[dict], texts: list[str], reader: Callable[[str], str] | None,
@@ -165,15 +183,19 @@ def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
     expanded ("Chol SerPl-mCnc" → "… cholesterol serum or plasma …": short names match poorly as
     raw strings); drug names also written with the ingredient's other nonproprietary name
     ("Acetaminophen 325 MG" → "paracetamol 325 MG", codemap.vocab.drug_names)."""
-    if is_loinc_target(vocab):
+    if named_by_short_names(vocab):
+        # No long name beside them: the expansions are a spelled-out row's only n-grams
+        # ("Alkaline Phosphatase" vs "ALP SerPl-cCnc"), so they count lexically too
+        # (benchmarks/results/lab-text/RULE-short-name-lexical.md), and they also carry the
+        # lab senses a row's second reading gets ("IgG" → "IgG immunoglobulin G",
+        # RULE-short-name-senses.md).
+        vocab = with_expanded_short_names(vocab, every_name=True, lexical=True,
+                                          then=lab_sense_reader())
+    elif is_loinc_target(vocab):
         # A table that types no short names may hold them as its names ("Hgb Bld-mCnc"):
-        # every name is then expanded (benchmarks/results/lab-text/RULE-short-name-tables.md),
-        # and when they read as short names, with no long name beside them, the expansions are
-        # a spelled-out row's only n-grams ("Alkaline Phosphatase" vs "ALP SerPl-cCnc"), so
-        # they count lexically too (RULE-short-name-lexical.md).
+        # every name is then expanded (RULE-short-name-tables.md).
         typed = (vocab.names["name_type"] == "short").any()
-        lexical = not typed and reads_as_short_names(vocab.concepts["name"])
-        vocab = with_expanded_short_names(vocab, every_name=not typed, lexical=lexical)
+        vocab = with_expanded_short_names(vocab, every_name=not typed)
     elif is_drug_vocabulary(vocab):
         vocab = with_other_names(vocab)
     return vocab, text_expander(vocab, rank)
