@@ -28,9 +28,6 @@ import pandas as pd
 from ..vocab.vocabulary import Vocabulary
 
 TABLE = "data/loinc/abbreviations.tsv"
-# Learned from the component part of ~16k codes' short names and their COMPONENT
-# (benchmarks/build_abbreviations.py --components): spelling and initials only.
-COMPONENT_TABLE = "data/loinc/component_abbreviations.tsv"
 _LINK_WORDS = {"or", "and", "in", "of", "by", "the", "to", "at", "for"}
 # English words that short names also use as abbreviations ("IF" = immunofluorescence): a source
 # text says "at" or "if" far more often than it abbreviates.
@@ -169,20 +166,7 @@ def write_abbreviations(learned: list[Abbreviation], handle) -> None:
 @functools.lru_cache(maxsize=1)
 def builtin_abbreviations() -> dict[str, str]:
     """The shipped table: lower-cased short form → expansion."""
-    return _read_table(TABLE)
-
-
-@functools.lru_cache(maxsize=1)
-def short_name_table_abbreviations() -> dict[str, str]:
-    """What a table named by LOINC short names alone is expanded with: the shipped table, and
-    the abbreviations learned from ~16k codes' short names and their LOINC components
-    (`COMPONENT_TABLE`: "Hcys", "CaOx", "GGT", "LDH" beyond the Top-2000 pairs); the shipped
-    table's reading wins where both have one."""
-    return {**_read_table(COMPONENT_TABLE), **builtin_abbreviations()}
-
-
-def _read_table(path: str) -> dict[str, str]:
-    with (resources.files("codemap") / path).open(encoding="utf-8") as handle:
+    with (resources.files("codemap") / TABLE).open(encoding="utf-8") as handle:
         return {row["short"]: row["expansion"] for row in csv.DictReader(handle, delimiter="\t")}
 
 

@@ -14,7 +14,7 @@ from ..read.readers import SourceTable
 from ..vocab.vocabulary import Vocabulary, builtin_loinc
 from ..read.normalize import normalize_source
 from ..vocab.drug_names import with_other_names
-from .abbreviations import short_name_table_abbreviations, with_expanded_short_names
+from .abbreviations import with_expanded_short_names
 from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .element_symbols import symbol_reader
 from .lab_evidence import lab_scorers
@@ -188,10 +188,9 @@ def with_abbreviations(vocab: Vocabulary, rank: RankConfig):
         # ("Alkaline Phosphatase" vs "ALP SerPl-cCnc"), so they count lexically too
         # (benchmarks/results/lab-text/RULE-short-name-lexical.md), and they also carry the
         # lab senses a row's second reading gets ("IgG" → "IgG immunoglobulin G",
-        # RULE-short-name-senses.md) and what ~16k codes' components teach beyond the
-        # Top-2000 pairs ("Hcys", "CaOx"; RULE-component-abbreviations.md).
-        vocab = with_expanded_short_names(vocab, short_name_table_abbreviations(),
-                                          every_name=True, lexical=True, then=lab_sense_reader())
+        # RULE-short-name-senses.md).
+        vocab = with_expanded_short_names(vocab, every_name=True, lexical=True,
+                                          then=lab_sense_reader())
     elif is_loinc_target(vocab):
         # A table that types no short names may hold them as its names ("Hgb Bld-mCnc"):
         # every name is then expanded (RULE-short-name-tables.md).
