@@ -130,6 +130,6 @@ def test_lexical_cache_keys_on_which_names_it_reads(tmp_path):
     names = vocab.names.copy()
     names.loc[creatinine, "name_type"] = "short expanded"
     retyped = Vocabulary(vocab.id, vocab.version, vocab.concepts, names)
-    assert retyped.content_hash == vocab.content_hash
+    assert retyped.content_hash == vocab.content_hash and retyped.typed_hash != vocab.typed_hash
     skipped = load_or_build_lexical(retyped, tmp_path).similarity(["creatinine"])[0]
     assert creatinine.any() and read[creatinine].max() > 0.5 and skipped[creatinine].max() == 0.0

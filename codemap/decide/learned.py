@@ -180,7 +180,7 @@ def ranker_folder(target: Target, scorers, rank: RankConfig, config: FitConfig,
                   excluded: frozenset = frozenset()) -> Path:
     """Where the ranker of (vocabulary, model, features, settings) is cached."""
     encoder = target.encoder
-    key = sha256_text(str(FORMAT_VERSION), str(GENERATION), target.vocab.content_hash, encoder.info.fingerprint(),
+    key = sha256_text(str(FORMAT_VERSION), str(GENERATION), target.vocab.typed_hash, encoder.info.fingerprint(),
                       encoder.variant, ",".join(feature_names(scorers)), repr(config),
                       str(rank.pool), target.target_lang, ",".join(sorted(excluded)))[:24]
     return Path(target.cache_dir) / "ranker" / f"{target.vocab.id}-{key}"

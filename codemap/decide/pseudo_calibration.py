@@ -106,7 +106,7 @@ def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, dom
 
 def _cache_file(target: Target, ranking: str, top_k: int) -> Path:
     encoder = target.encoder
-    key = sha256_text(str(PSEUDO_FIT), str(GENERATION), target.vocab.content_hash,
+    key = sha256_text(str(PSEUDO_FIT), str(GENERATION), target.vocab.typed_hash,
                       encoder.info.fingerprint(), encoder.variant, ranking,
                       str(top_k))[:24]
     return Path(target.cache_dir) / "calibration" / f"{target.vocab.id}-{key}.json"

@@ -60,13 +60,11 @@ def _vectorizer(vocabulary=None) -> TfidfVectorizer:
 
 def load_or_build_lexical(vocab: Vocabulary, cache_dir: Path) -> LexicalIndex:
     """Load the cached TF-IDF index of `vocab`'s names, or fit and cache it."""
-    skipped = [kind in ENCODER_ONLY_NAME_TYPES for kind in vocab.names["name_type"]]
-    names = ["" if skip else normalize_text(n) for n, skip in zip(vocab.names["name"], skipped)]
-    # The content hash covers codes and names, not name types: which names are left empty is
-    # keyed on its own, or a vocabulary retyped with the same names would read a stale index.
-    key = sha256_text(str(LEXICAL_FORMAT), str(NGRAMS), vocab.content_hash,
-                      "".join("1" if skip else "0" for skip in skipped))[:24]
+    # Keyed on the name types too: which names are left empty depends on them.
+    key = sha256_text(str(LEXICAL_FORMAT), str(NGRAMS), vocab.typed_hash)[:24]
     folder = Path(cache_dir) / "lexical" / f"{vocab.id}-{key}"
+    names = [("" if kind in ENCODER_ONLY_NAME_TYPES else normalize_text(n))
+             for n, kind in zip(vocab.names["name"], vocab.names["name_type"])]
     if (folder / "manifest.json").exists():
         try:
             terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))

@@ -103,7 +103,7 @@ def word_completer(vocab: Vocabulary) -> Callable[[str], str]:
     """The completer of this vocabulary's names (built once per vocabulary content). Completions
     come from its long names; a word of its short names ("Creat", "Ser") is the target's own
     abbreviation, which its short names and the lab evidence already read, so it is left alone."""
-    key = vocab.content_hash
+    key = vocab.typed_hash  # which names are short depends on their types
     if key not in _COMPLETERS:
         _COMPLETERS.clear()  # one target per run; do not keep old ones alive
         names = vocab.names

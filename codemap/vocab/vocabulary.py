@@ -34,6 +34,7 @@ class Vocabulary:
     source: str = ""  # where it was read from
     relations: pd.DataFrame | None = None
     _hash: str | None = field(default=None, repr=False)
+    _typed_hash: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.concepts = self.concepts.reset_index(drop=True)
@@ -46,6 +47,16 @@ class Vocabulary:
             joined = "\n".join(self.names["code"] + "\t" + self.names["name"])
             self._hash = sha256_text(self.id, joined)
         return self._hash
+
+    @property
+    def typed_hash(self) -> str:
+        """`content_hash` and every name's type: the key of what reads names by their type (the
+        lexical index leaves encoder-only types empty; word completion leaves short names out),
+        so that a vocabulary retyped with the same names never reads another's cache."""
+        if self._typed_hash is None:
+            types = "\n".join(self.names["name_type"].astype(str))
+            self._typed_hash = sha256_text(self.content_hash, types)
+        return self._typed_hash
 
     def concept_attributes(self) -> pd.DataFrame:
         """Concept table indexed by code, for joining attributes onto candidates."""
@@ -209,7 +220,7 @@ def builtin_drugs() -> Vocabulary:
                            "drug_targets.tsv") as tsv:
         vocab = load_vocab_file(tsv)
     vocab.id, vocab.version, vocab.source = "DRUGS", "OHDSI MIMIC + Eunomia (shipped)", "built-in"
-    vocab.notice, vocab._hash = DRUG_TARGET_NOTICE, None  # the hash includes the id
+    vocab.notice, vocab._hash, vocab._typed_hash = DRUG_TARGET_NOTICE, None, None  # hashes include the id
     return vocab
 
 
