@@ -144,6 +144,11 @@ class RankConfig:
     # Complete cut words of the source texts ("Perc Endo", "Synth Sub") from the target's own
     # words (codemap.rank.word_completion); measured in docs/experiments/2026-11-24-word-completion.md.
     complete_words: bool = True
+    # A list in another language than the target's names: that language (set by
+    # codemap.rank.prepare.ranking_for), and whether the LOINC words of its rows get an English
+    # second reading learned from the shipped linguistic variant (codemap.rank.part_translation).
+    crosslingual_from: str = ""
+    translate_parts: bool = True
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
     rerank_top: int = 10  # candidates per row a cross-encoder re-ranker re-orders (--rerank)

@@ -95,7 +95,8 @@ def ranking_key(rank, scorers) -> str:
     # Other query texts, other scores.
     expanded = ("/abbreviations" if rank.expand_abbreviations else "") + (
         "/completed" if rank.complete_words else "") + (
-        "/hubness" if rank.hubness and rank.method != "lexical" else "")
+        "/hubness" if rank.hubness and rank.method != "lexical" else "") + (
+        "/parts" if rank.translate_parts and rank.crosslingual_from else "")
     return (f"{rank.method}/{rank.fusion if rank.method == 'hybrid' else '-'}{weight}"
             f"/evidence={evidence}{expanded}")
 

@@ -27,7 +27,7 @@ from ..files import sha256_text
 from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.learned import Target, labelled, pseudo_batch
-from ..rank.prepare import abbreviation_reader, with_readings
+from ..rank.prepare import second_reader, with_readings
 from ..rank.pseudo_queries import GENERATION, draw, make_absent
 from .calibrate import (cross_fit, fit_logistic, no_match_threshold, precision_curve, query_folds,
                         top_auroc)
@@ -69,8 +69,8 @@ def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, dom
     queries = pseudo_batch(target, drawn, None)
     # Read as a mapped list's rows are: with their abbreviations' second reading.
     queries.rows = with_readings(queries.rows, [r["text"] for r in queries.rows],
-                                 abbreviation_reader(vocab, rank), lambda texts: target.encoder.encode(
-                                     texts, progress=False, desc="embedding abbreviation readings"))
+                                 second_reader(vocab, rank), lambda texts: target.encoder.encode(
+                                     texts, progress=False, desc="embedding second readings"))
     hub = (embedded_hubness(target.index, vocab, [r["text"] for r in queries.rows], queries.vectors)
            if rank.hubness and rank.method != "lexical" else None)  # the pseudo-queries are the list
     found = rank_hybrid(target.index, target.lexical, vocab, queries.vectors, queries.rows,

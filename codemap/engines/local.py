@@ -32,7 +32,7 @@ from ..rank.hybrid import HYBRID_COLUMNS, rank_hybrid
 from ..rank.learned import Queries, Target, pool
 from ..rank.lexical import load_or_build_lexical
 from ..rank.prepare import (evidence_scorers, ranking_for, row_fields, target_domain,
-                            text_expander, with_abbreviations, with_axes, abbreviation_reader,
+                            text_expander, with_abbreviations, with_axes, second_reader,
                             with_readings, both_readings)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
@@ -143,9 +143,9 @@ class Mapper:
 
     @functools.cached_property
     def reader(self):
-        """The abbreviation reading of prepared texts (rank.prepare.abbreviation_reader), built
+        """The second reading of prepared texts (rank.prepare.second_reader), built
         once: choosing its senses reads every name of the target (0.1 s per 10k names)."""
-        return abbreviation_reader(self.vocab, self.rank)
+        return second_reader(self.vocab, self.rank)
 
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
@@ -156,7 +156,7 @@ class Mapper:
         queries = encode(query_texts)
         rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
         rows = with_readings(rows, query_texts, self.reader,
-                             lambda texts: encode(texts, "embedding abbreviation readings"))
+                             lambda texts: encode(texts, "embedding second readings"))
         if isinstance(self.calibrator, LearnedRanker):
             found = self._rank_learned(queries, rows)
         else:

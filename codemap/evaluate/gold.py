@@ -16,7 +16,7 @@ from ..rank.drug_agreement import is_drug_vocabulary
 from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import (abbreviation_reader, evidence_scorers, ranking_for, row_fields,
+from ..rank.prepare import (second_reader, evidence_scorers, ranking_for, row_fields,
                             target_domain, with_abbreviations, with_axes, with_readings)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
@@ -106,9 +106,10 @@ class GoldQueries:
         return self.hubs[key]
 
 
-def text_key(rank: RankConfig) -> tuple[bool, bool]:
+def text_key(rank: RankConfig) -> tuple:
     """The settings that change the query texts (and so their vectors): one preparation each."""
-    return rank.expand_abbreviations, rank.complete_words
+    return (rank.expand_abbreviations, rank.complete_words,
+            rank.translate_parts and rank.crosslingual_from)
 
 
 def gold_queries(config: EvalConfig) -> GoldQueries:
@@ -190,8 +191,8 @@ def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: R
     encode = lambda texts, desc="embedding queries": encoder.encode(
         texts, progress=config.progress, desc=desc)
     queries = encode(texts)
-    rows = with_readings(rows, texts, abbreviation_reader(vocab, rank),
-                         lambda read: encode(read, "embedding abbreviation readings"))
+    rows = with_readings(rows, texts, second_reader(vocab, rank),
+                         lambda read: encode(read, "embedding second readings"))
     with_axes(vocab)
     return vocab, index, load_or_build_lexical(vocab, config.cache_dir), queries, rows
 

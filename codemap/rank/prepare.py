@@ -19,6 +19,7 @@ from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .element_symbols import symbol_reader
 from .lab_evidence import lab_scorers
 from .loinc_parts import is_loinc_code, reads_as_short_names, with_short_name_axes
+from .part_translation import part_reader
 from .labs import add_loinc_axes
 from .sense_lexicon import domain_expander
 from .word_completion import word_completer
@@ -69,7 +70,7 @@ def ranking_for(config: RankConfig, domain: str, model: ModelInfo, source_lang: 
     if not (source_lang and target_lang and source_lang != target_lang):
         weight = model.encoder_weight(domain) if config.model_weights else None
         return config if weight is None else replace(config, encoder_weight=weight)
-    config = replace(config, complete_words=False)
+    config = replace(config, complete_words=False, crosslingual_from=source_lang)
     if model.multilingual():
         return replace(config, encoder_weight=config.crosslingual_encoder_weight,
                        usage_evidence=False)
@@ -102,7 +103,7 @@ def text_expander(vocab: Vocabulary, rank: RankConfig):
     a leading element symbol followed by its element ("K+" → "K+ potassium",
     codemap.rank.element_symbols); with `rank.complete_words`, cut words completed from the
     target's words (codemap.rank.word_completion). Abbreviations are a second reading of the
-    prepared text (`abbreviation_reader`), not part of it."""
+    prepared text (`second_reader`), not part of it."""
     steps = [normalize_source]
     if is_loinc_target(vocab):
         steps.append(symbol_reader(vocab))
@@ -116,14 +117,28 @@ def text_expander(vocab: Vocabulary, rank: RankConfig):
     return prepare
 
 
-def abbreviation_reader(vocab: Vocabulary, rank: RankConfig) -> Callable[[str], str] | None:
-    """With `rank.expand_abbreviations`, a prepared text → the same text with each abbreviation
-    followed by its sense in the target's domain ("Hb" → "Hb hemoglobin",
-    codemap.rank.sense_lexicon); None when off. A LOINC table named by short names alone has
-    no long words to choose senses by: the built-in LOINC's long names choose them."""
-    if not rank.expand_abbreviations:
+def second_reader(vocab: Vocabulary, rank: RankConfig) -> Callable[[str], str] | None:
+    """A prepared text → its second reading (`with_readings`), or None when nothing reads one:
+    with `rank.expand_abbreviations`, each abbreviation followed by its sense in the target's
+    domain ("Hb" → "Hb hemoglobin", codemap.rank.sense_lexicon; a LOINC table named by short
+    names alone has no long words to choose senses by: the built-in LOINC's long names choose
+    them); with `rank.translate_parts`, a list in another language than a LOINC target's names
+    also gets the English words of its LOINC parts ("Natrium" → "Natrium sodium",
+    codemap.rank.part_translation)."""
+    steps = []
+    if rank.expand_abbreviations:
+        steps.append(lab_sense_reader() if named_by_short_names(vocab) else domain_expander(vocab))
+    if rank.translate_parts and rank.crosslingual_from and is_loinc_target(vocab):
+        steps.append(part_reader(rank.crosslingual_from))
+    steps = [step for step in steps if step is not None]
+    if not steps:
         return None
-    return lab_sense_reader() if named_by_short_names(vocab) else domain_expander(vocab)
+
+    def read(text: str) -> str:
+        for step in steps:
+            text = step(text)
+        return text
+    return read
 
 
 @functools.lru_cache(maxsize=1)
@@ -167,7 +182,7 @@ def with_readings(rows: list[dict], texts: list[str], reader: Callable[[str], st
 
 def both_readings(prepare: Callable[[str], str], reader: Callable[[str], str] | None):
     """How ranking read a source text, for its explanation: the prepared text and, where
-    `reader` (abbreviation_reader) adds to it, its second reading ("Hb' and as 'Hb hemoglobin")."""
+    `reader` (second_reader) adds to it, its second reading ("Hb' and as 'Hb hemoglobin")."""
     if reader is None:
         return prepare
 
