@@ -1,5 +1,6 @@
 """Source text normalisation, abbreviation senses chosen by the target, German LOINC names and
 international drug names: real shipped data, real vocabularies, the real CLI."""
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -197,3 +198,40 @@ def test_cli_reads_lab_abbreviations_beside_the_text(shared_cache, tmp_path):
     assert "LDL" in top.loc["D", "target_name"]
     assert top.loc["E", "target_name"].startswith("Thyrotropin")
     assert top.loc["A", "explanation"].startswith("read as 'Hb' and as 'Hb hemoglobin'")
+
+
+def test_german_loinc_parts_are_read_in_english_against_english_names(tmp_path):
+    """A German list against a LOINC table with English names only: the German component and
+    system words get their English ones beside them, learned by code from the shipped linguistic
+    variant; nothing changes for a same-language list or a target that is not LOINC."""
+    from codemap.config import RankConfig
+    from codemap.embed.manifest import ModelInfo
+    from codemap.rank import ranking_for
+    from codemap.rank.part_translation import held_out, part_reader
+    from codemap.rank.prepare import second_reader
+
+    read = part_reader("de")
+    assert read("Natrium im Urin") == "Natrium im Urin sodium urine"
+    assert read("Leukozyten im Urinsediment").endswith("leukocytes urine sediment")
+    assert read("Kupfer") == "Kupfer copper" and read("Albumin") == "Albumin"
+    assert part_reader("en") is None and part_reader("fr") is None
+    # Evaluation learns without a list's gold codes: a word only they teach is not read.
+    held_out({"7790-9"})  # burr cells in blood, the one code naming "Echinozyten"
+    try:
+        assert part_reader("de")("Echinozyten") == "Echinozyten"
+        assert part_reader("de")("Natrium") == "Natrium sodium"  # other codes teach it
+    finally:
+        held_out(())
+    assert part_reader("de")("Echinozyten") == "Echinozyten burr cells"
+
+    table = tmp_path / "site_lab_table.tsv"
+    table.write_bytes((DATA / "loinc_long_names.tsv").read_bytes())
+    english = load_vocab_file(table)
+    multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
+    across = ranking_for(RankConfig(), "lab", multi, "de", "en")
+    assert across.crosslingual_from == "de" and across.translate_parts
+    assert "sodium" in second_reader(english, across)("Natrium")
+    assert "sodium" not in (second_reader(english, RankConfig()) or str)("Natrium")
+    off = replace(across, translate_parts=False)
+    assert "sodium" not in (second_reader(english, off) or str)("Natrium")
+    assert "sodium" not in (second_reader(load_vocab_file(PCS_TARGET), across) or str)("Natrium")

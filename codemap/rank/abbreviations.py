@@ -187,6 +187,12 @@ def expand_abbreviations(text: str, table: Mapping[str, str] | None = None) -> s
     return _TOKEN.sub(expand, text)
 
 
+# Name types of expanded short names: read by the encoder only (codemap.rank.lexical leaves them
+# out of the n-gram index), or by the lexical index too (a table with no long names).
+ENCODER_ONLY_EXPANDED = "short expanded"
+EXPANDED = "expanded"
+
+
 def with_expanded_short_names(vocab: Vocabulary, table: Mapping[str, str] | None = None,
                               every_name: bool = False, lexical: bool = False,
                               then: Callable[[str], str] | None = None) -> Vocabulary:
@@ -203,7 +209,7 @@ def with_expanded_short_names(vocab: Vocabulary, table: Mapping[str, str] | None
     read = (lambda t: expand_abbreviations(t, table)) if then is None else (
         lambda t: then(expand_abbreviations(t, table)))
     expanded = short.assign(name=short["name"].map(read),
-                            name_type="expanded" if lexical else "short expanded")
+                            name_type=EXPANDED if lexical else ENCODER_ONLY_EXPANDED)
     expanded = expanded[expanded["name"] != short["name"]]
     names = pd.concat([vocab.names, expanded], ignore_index=True)
     return Vocabulary(vocab.id, vocab.version, vocab.concepts, names, vocab.notice, vocab.source,

