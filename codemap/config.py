@@ -126,6 +126,10 @@ class RankConfig:
     specimen_evidence: bool = True
     category_evidence: bool = True  # source category/department → LOINC CLASS
     usage_evidence: bool = True  # LOINC common test rank: prefer commonly ordered tests
+    # Where the usage prior is off (across languages: ranking_for), an exact tie of mass/moles
+    # twins still goes to the code the US list counted (UsageScorer.ties_only;
+    # benchmarks/results/lab-text/RULE-crosslingual-twins.md).
+    twin_ties: bool = True
     text_evidence: bool = True  # specimen/property/timing/method words in the row's text
     usual_evidence: bool = True  # usual specimen and method of a component when unstated
     # LOINC variants the row cannot tell apart share their best name score

@@ -96,6 +96,20 @@ def test_usage_prefers_common_tests():
     assert scorer.score({}, {"rank": ""}).reason == ""
 
 
+def test_without_the_usage_prior_exact_twin_ties_still_go_to_the_counted_code():
+    """Across languages the usage prior is off; its tie-break stays: the molar twin that only
+    the SI list ranks (at its US twin's rank) sits a hair below, the counted code gets nothing."""
+    ties = UsageScorer(ties_only=True)
+    counted, twin = ({"code": "2160-0"}, {"code": "14682-9"})  # creatinine mass, moles
+    assert ties.score({}, counted).adjust == 0 and ties.score({}, counted).reason == ""
+    assert -0.01 < ties.score({}, twin).adjust < 0 and "SI twin" in ties.score({}, twin).reason
+    full = UsageScorer()
+    gap = full.score({}, counted).adjust - full.score({}, twin).adjust
+    assert gap == pytest.approx(full.borrowed_hair) == ties.borrowed_hair  # the same hair
+    names = lambda **kw: [s.name for s in lab_scorers(**kw)]
+    assert "usage" not in names(usage=False) and "usage" in names(usage=False, twin_ties=True)
+
+
 class _FlagScorer:
     """A plug-in scorer with only `score` (no `for_row`), as the evidence protocol allows."""
 

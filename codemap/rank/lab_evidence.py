@@ -211,12 +211,14 @@ def usual_scorers() -> list:
 
 def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True,
                 category: bool = True, usage: bool = True, text: bool = True,
-                usual: bool = True, backoff: bool = True, off: tuple[str, ...] = ()) -> list:
+                usual: bool = True, backoff: bool = True, off: tuple[str, ...] = (),
+                twin_ties: bool = False) -> list:
     """The lab evidence scorers, each switchable for ablations: by family, or by `name` (`off`).
     `text`: the row's text read as LOINC axes; `usual`: usual specimen/method when unstated
-    (this module); `backoff`: ComponentBackoff."""
+    (this module); `backoff`: ComponentBackoff; `twin_ties`: without `usage`, the usage scorer
+    still breaks exact mass/moles ties (UsageScorer.ties_only)."""
     scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen),
-               (CategoryScorer(), category), (UsageScorer(), usage),
+               (CategoryScorer(), category), (UsageScorer(ties_only=not usage), usage or twin_ties),
                *((s, text) for s in text_scorers()), *((s, usual) for s in usual_scorers()),
                (ComponentBackoff(), backoff))
     return [s for s, on in scorers if on and s.name not in off]

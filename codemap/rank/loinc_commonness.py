@@ -111,6 +111,10 @@ class UsageScorer:
     # whose orders were counted, while a unit, a unit word or any name gap still decides.
     # benchmarks/results/lab-text/RULE-unit-twins.md
     borrowed_hair: float = 0.001
+    # The hair alone, no rank bonus: where the prior is off (across languages, whose flat name
+    # scores its bonus would outweigh), exact twin ties still go to the counted code
+    # (benchmarks/results/lab-text/RULE-crosslingual-twins.md).
+    ties_only: bool = False
     name: str = "usage"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
@@ -126,6 +130,9 @@ class UsageScorer:
             rank = 0
         if rank <= 0:  # a target without a rank column (a user's table of LOINC codes)
             rank = code_rank(str(concept.get("code", "")))
+        if self.ties_only:
+            return (Evidence(-self.borrowed_hair, f"common test rank {rank} (SI twin) ~")
+                    if rank > 0 and borrowed_rank(str(concept.get("code", ""))) else NO_EVIDENCE)
         bonus = self.weight * max(0.0, 1 - math.log(rank) / math.log(self.scale)) if rank > 0 else 0
         if bonus <= 0:
             return NO_EVIDENCE

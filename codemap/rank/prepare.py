@@ -83,6 +83,7 @@ def evidence_scorers(vocab: Vocabulary, rank: RankConfig) -> list:
         return drug_scorers(vocab.concepts) if rank.drug_evidence else []
     return lab_scorers(rank.unit_evidence, rank.specimen_evidence,
                        category=rank.category_evidence, usage=rank.usage_evidence,
+                       twin_ties=rank.twin_ties,
                        text=rank.text_evidence, usual=rank.usual_evidence,
                        backoff=rank.component_backoff, off=rank.evidence_off)
 
