@@ -78,6 +78,24 @@ def test_filters_on_store_vocabularies(store):
         VocabFilter.from_options(["domain"])
 
 
+def test_filters_on_built_in_and_file_targets(tmp_path):
+    """`--lang`, `--filter`, `--standard-only` hold for every target, not only store imports:
+    `--target LOINC --lang en` once kept the German names beside the English ones."""
+    full = load_target("LOINC")
+    english = load_target("LOINC", VocabFilter.from_options(langs=["en"]))
+    assert set(full.names["lang"]) == {"en", "de"} and set(english.names["lang"]) == {"en"}
+    assert len(english.concepts) == len(full.concepts)  # every code has an English name
+    assert english.content_hash != full.content_hash and "Filtered: lang=en" in english.notice
+    german = load_target("LOINC", VocabFilter.from_options(langs=["de"]))
+    assert 0 < len(german.concepts) < len(full.concepts)  # codes without a German name go
+    chem = load_target("LOINC", VocabFilter.from_options(["class=CHEM"]))
+    assert set(chem.concepts["class"].str.upper()) == {"CHEM"}  # values match case aside
+    table = DATA / "loinc_long_names.tsv"
+    assert len(load_target(str(table), VocabFilter.from_options(["class=CHEM"])).concepts) > 0
+    with pytest.raises(CodemapError, match=r"loinc_long_names\.tsv: no name is left after lang=en"):
+        load_target(str(table), VocabFilter.from_options(langs=["en"]))  # no language tags
+
+
 def test_import_time_filters_and_loinc_german_columns(tmp_path):
     store = VocabStore(tmp_path)
     stored = store.import_files("omop", EUNOMIA, ImportOptions(vocabularies=("RxNorm",),

@@ -167,6 +167,31 @@ class VocabStore:
         return path
 
 
+def filtered(vocab: Vocabulary, vocab_filter: VocabFilter) -> Vocabulary:
+    """A vocabulary read from a file or built in, after `vocab_filter`: the store's own query
+    over its frames, so `--lang en` keeps the built-in LOINC's English names as it keeps an
+    import's.
+
+    Raises CodemapError when the filter leaves no name (names with no language tag match no
+    `--lang`)."""
+    if not vocab_filter.active:
+        return vocab
+    relations = vocab.relations if vocab.relations is not None else pd.DataFrame(
+        columns=["head", "relation", "tail"], dtype=str)
+    with duckdb.connect() as con:
+        for table, frame in (("concepts", vocab.concepts), ("names", vocab.names),
+                             ("relations", relations)):
+            con.register(table, frame)
+        concepts, names, relations = select_filtered(con, vocab_filter, vocab.source or vocab.id)
+    if names.empty:
+        raise CodemapError(f"{vocab.source or vocab.id}: no name is left after "
+                           f"{vocab_filter.describe()} (languages tagged: "
+                           f"{', '.join(sorted(set(vocab.names['lang'].astype(str)) - {''})) or 'none'})")
+    return Vocabulary(vocab.id, vocab.version, concepts, names,
+                      f"{vocab.notice} Filtered: {vocab_filter.describe()}.".strip(), vocab.source,
+                      relations)
+
+
 def select_filtered(con: duckdb.DuckDBPyConnection, vocab_filter: VocabFilter,
                     where: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Concepts, names and relations of the `concepts`/`names`/`relations` tables visible on
