@@ -40,7 +40,7 @@ def held_out(codes) -> None:
         lexicon.cache_clear()
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=1)
 def lexicon() -> dict[str, str]:
     """Folded German phrase (" natrium ") → English words ("sodium"): each German COMPONENT and
     SYSTEM value whose codes give one English phrase (AGREEMENT of them), where that phrase is
@@ -79,7 +79,8 @@ def part_reader(lang: str) -> Callable[[str], str] | None:
     longest = max((len(p.split()) for p in table), default=0)
 
     def read(text: str) -> str:
-        words, found, i = fold(text).split(), [], 0
+        said = fold(text)
+        words, found, i = said.split(), [], 0
         while i < len(words):
             for j in range(min(len(words), i + longest), i, -1):
                 english = table.get(" " + " ".join(words[i:j]) + " ")
@@ -89,7 +90,6 @@ def part_reader(lang: str) -> Callable[[str], str] | None:
                     break
             else:
                 i += 1
-        said = fold(text)
         added = [w for w in dict.fromkeys(found) if f" {w} " not in said]
         return f"{text} {' '.join(added)}" if added else text
     return read
