@@ -235,3 +235,24 @@ def test_german_loinc_parts_are_read_in_english_against_english_names(tmp_path):
     off = replace(across, translate_parts=False)
     assert "sodium" not in (second_reader(english, off) or str)("Natrium")
     assert "sodium" not in (second_reader(load_vocab_file(PCS_TARGET), across) or str)("Natrium")
+
+
+def test_cli_maps_a_german_list_onto_english_loinc_names(shared_cache, tmp_path):
+    """`--lang en` keeps the built-in LOINC's English names only: a German list then meets them
+    through its LOINC words read in English (made-up rows, as a German lab list writes them)."""
+    source = tmp_path / "labor.csv"
+    source.write_text("code,name\nA,Natrium\nB,Kalium\nC,Leukozyten im Urinsediment\n",
+                      encoding="utf-8")
+    out = tmp_path / "labor.out.csv"
+    # Three short rows leave the detected language uncertain: the list's language is given.
+    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "--lang", "en",
+                                 "--source-lang", "de", "-o", str(out),
+                                 "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert not frame["target_name"].str.contains("Natrium|Kalium|Leukozyten").any()  # English only
+    top = frame[frame["rank"] == "1"].set_index("source_code")
+    assert top.loc["A", "target_code"] == "2951-2"  # sodium, serum or plasma
+    assert top.loc["B", "target_code"] == "2823-3"  # potassium, serum or plasma
+    assert top.loc["C", "target_code"] == "5821-4"  # leukocytes in urine sediment, per HPF
+    assert top.loc["A", "explanation"].startswith("read as 'Natrium' and as 'Natrium sodium'")
