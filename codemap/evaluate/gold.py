@@ -109,7 +109,7 @@ class GoldQueries:
 def text_key(rank: RankConfig) -> tuple:
     """The settings that change the query texts (and so their vectors): one preparation each."""
     return (rank.expand_abbreviations, rank.complete_words,
-            rank.translate_parts and rank.crosslingual_from)
+            bool(rank.translate_parts and rank.crosslingual_from))
 
 
 def gold_queries(config: EvalConfig) -> GoldQueries:
