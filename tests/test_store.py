@@ -68,7 +68,8 @@ def test_filters_on_store_vocabularies(store):
     assert set(standard.concepts["standard_concept"]) == {"S"}
     german = store.load("LOINC-DE", VocabFilter.from_options(langs=["de"]))
     assert len(german.concepts) == 200 and set(german.names["lang"]) == {"de-DE"}
-    assert len(store.load("LOINC-DE", VocabFilter.from_options(langs=["fr"])).concepts) == 0
+    with pytest.raises(CodemapError, match=r"no name is left after lang=fr \(languages tagged: de-DE"):
+        store.load("LOINC-DE", VocabFilter.from_options(langs=["fr"]))  # once an empty target
     chem = store.load("LOINC-DE", VocabFilter.from_options(
         ["class=Klinische Chemie (keine Funktionstests)"]))
     assert 0 < len(chem.concepts) < 200
@@ -94,6 +95,12 @@ def test_filters_on_built_in_and_file_targets(tmp_path):
     assert len(load_target(str(table), VocabFilter.from_options(["class=CHEM"])).concepts) > 0
     with pytest.raises(CodemapError, match=r"loinc_long_names\.tsv: no name is left after lang=en"):
         load_target(str(table), VocabFilter.from_options(langs=["en"]))  # no language tags
+    source, out = tmp_path / "one.csv", tmp_path / "one.out.csv"
+    source.write_text("code,name\nA,Sodium\n", encoding="utf-8")
+    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "--lang", "fr",
+                                 "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists()  # once a traceback from an empty target
+    assert "no name is left after lang=fr (languages tagged: de, en)" in result.output
 
 
 def test_import_time_filters_and_loinc_german_columns(tmp_path):

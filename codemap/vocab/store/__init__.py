@@ -170,10 +170,7 @@ class VocabStore:
 def filtered(vocab: Vocabulary, vocab_filter: VocabFilter) -> Vocabulary:
     """A vocabulary read from a file or built in, after `vocab_filter`: the store's own query
     over its frames, so `--lang en` keeps the built-in LOINC's English names as it keeps an
-    import's.
-
-    Raises CodemapError when the filter leaves no name (names with no language tag match no
-    `--lang`)."""
+    import's. Raises CodemapError as `select_filtered` does."""
     if not vocab_filter.active:
         return vocab
     relations = vocab.relations if vocab.relations is not None else pd.DataFrame(
@@ -183,10 +180,6 @@ def filtered(vocab: Vocabulary, vocab_filter: VocabFilter) -> Vocabulary:
                              ("relations", relations)):
             con.register(table, frame)
         concepts, names, relations = select_filtered(con, vocab_filter, vocab.source or vocab.id)
-    if names.empty:
-        raise CodemapError(f"{vocab.source or vocab.id}: no name is left after "
-                           f"{vocab_filter.describe()} (languages tagged: "
-                           f"{', '.join(sorted(set(vocab.names['lang'].astype(str)) - {''})) or 'none'})")
     return Vocabulary(vocab.id, vocab.version, concepts, names,
                       f"{vocab.notice} Filtered: {vocab_filter.describe()}.".strip(), vocab.source,
                       relations)
@@ -197,7 +190,8 @@ def select_filtered(con: duckdb.DuckDBPyConnection, vocab_filter: VocabFilter,
     """Concepts, names and relations of the `concepts`/`names`/`relations` tables visible on
     `con`, after `vocab_filter`. Serves the store and (through registered frames) any Vocabulary.
 
-    Raises CodemapError when a filter names an attribute the vocabulary does not have.
+    Raises CodemapError when a filter names an attribute the vocabulary does not have, or leaves
+    no name to map onto (a `--lang` no name is tagged with: untagged names match none).
     """
     columns = [row[0] for row in con.execute("DESCRIBE concepts").fetchall()]
     clauses, params = [], []
@@ -228,6 +222,12 @@ def select_filtered(con: duckdb.DuckDBPyConnection, vocab_filter: VocabFilter,
         "SELECT code, name, name_type, lang FROM names SEMI JOIN kept USING (code) "
         f"WHERE name <> '' AND ({lang_sql}) ORDER BY code, name_type <> 'preferred', name",
         lang_params).df()
+    if vocab_filter.active and names.empty:
+        tagged = con.execute("SELECT DISTINCT lang FROM names WHERE lang IS NOT NULL AND lang <> '' "
+                             "ORDER BY lang").fetchall()
+        con.execute("DROP TABLE kept")
+        raise CodemapError(f"{where}: no name is left after {vocab_filter.describe()} (languages "
+                           f"tagged: {', '.join(str(t[0]) for t in tagged) or 'none'})")
     concepts = con.execute("SELECT * FROM kept ORDER BY code").df()
     relations = con.execute(
         "SELECT r.head, r.relation, r.tail FROM relations r SEMI JOIN kept a ON r.head = a.code "
