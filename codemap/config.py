@@ -163,6 +163,13 @@ class RankConfig:
     # eval` always reports it.
     learned: bool = False
 
+    @property
+    def reads_parts(self) -> bool:
+        """Whether a LOINC target's rows get the English reading of their parts: the switch is on
+        and the list is in another language (the one test for the reader, the query texts' cache
+        key and the calibration's ranking key)."""
+        return bool(self.translate_parts and self.crosslingual_from)
+
 
 @dataclass(frozen=True)
 class MapConfig:

@@ -108,8 +108,7 @@ class GoldQueries:
 
 def text_key(rank: RankConfig) -> tuple:
     """The settings that change the query texts (and so their vectors): one preparation each."""
-    return (rank.expand_abbreviations, rank.complete_words,
-            bool(rank.translate_parts and rank.crosslingual_from))
+    return rank.expand_abbreviations, rank.complete_words, rank.reads_parts
 
 
 def gold_queries(config: EvalConfig) -> GoldQueries:

@@ -129,7 +129,7 @@ def second_reader(vocab: Vocabulary, rank: RankConfig) -> Callable[[str], str] |
     steps = []
     if rank.expand_abbreviations:
         steps.append(lab_sense_reader() if named_by_short_names(vocab) else domain_expander(vocab))
-    if rank.translate_parts and rank.crosslingual_from and is_loinc_target(vocab):
+    if rank.reads_parts and is_loinc_target(vocab):
         steps.append(part_reader(rank.crosslingual_from))
     steps = [step for step in steps if step is not None]
     if not steps:
