@@ -68,6 +68,11 @@ CROSSLINGUAL = {
     "loinc_de_en": (DATA / "loinc_de_to_en.tsv", "english-loinc", "loinc_code", ("name",)),
     "icd10gm_de": (DATA / "icd10gm_de.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
     "cie10_es": (DATA / "cie10_es.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    "icd10_zh": (DATA / "icd10_zh.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    # 27 common hospital lab report names each, written by hand with their LOINC codes (mass and
+    # moles twins both right), against the built-in LOINC: smoke lists, not dev set kinds.
+    "hospital_labels_de": (DATA / "hospital_labels_de.tsv", "LOINC", "loinc_code", ("label",)),
+    "hospital_labels_zh": (DATA / "hospital_labels_zh.tsv", "LOINC", "loinc_code", ("label",)),
 }
 # The lab sets against ~16k LOINC codes named by their English short names alone, in a table
 # under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from

@@ -26,6 +26,9 @@ def model_cache_dir(cache_dir: Path) -> Path:
 
 
 BLOCK_ROWS = 50_000  # source rows mapped and kept per block by a streamed (local) run
+# Languages whose words codemap can gloss in English from a bilingual dictionary
+# (codemap.rank.dictionary_reading: CC-CEDICT for Chinese).
+DICTIONARY_LANGUAGES = ("zh",)
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,10 @@ class RankConfig:
     # second reading learned from the shipped linguistic variant (codemap.rank.part_translation).
     crosslingual_from: str = ""
     translate_parts: bool = True
+    # And whether the rows of a list in a language with a bilingual dictionary
+    # (DICTIONARY_LANGUAGES) get their words' English glosses as a second reading, in the
+    # target's senses (codemap.rank.dictionary_reading).
+    gloss_words: bool = True
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
     rerank_top: int = 10  # candidates per row a cross-encoder re-ranker re-orders (--rerank)
@@ -169,6 +176,14 @@ class RankConfig:
         and the list is in another language (the one test for the reader, the query texts' cache
         key and the calibration's ranking key)."""
         return bool(self.translate_parts and self.crosslingual_from)
+
+    @property
+    def reads_glosses(self) -> bool:
+        """Whether the rows get the English glosses of their words (the switch is on and the
+        list is in another language that has a dictionary): the one test for the reader, the
+        query texts' cache key and the calibration's ranking key."""
+        return bool(self.gloss_words and
+                    self.crosslingual_from.split("-")[0].lower() in DICTIONARY_LANGUAGES)
 
 
 @dataclass(frozen=True)

@@ -256,3 +256,30 @@ def test_cli_maps_a_german_list_onto_english_loinc_names(shared_cache, tmp_path)
     assert top.loc["B", "target_code"] == "2823-3"  # potassium, serum or plasma
     assert top.loc["C", "target_code"] == "5821-4"  # leukocytes in urine sediment, per HPF
     assert top.loc["A", "explanation"].startswith("read as 'Natrium' and as 'Natrium sodium'")
+
+
+def test_chinese_words_are_glossed_in_the_targets_sense(tmp_path):
+    """A Chinese list against names in another language: each dictionary word (CC-CEDICT) gets
+    the English words of the sense the target speaks of, as the target writes them; nothing for
+    another language, a same-language list, or with the switch off."""
+    from codemap.config import RankConfig
+    from codemap.embed.manifest import ModelInfo
+    from codemap.rank import ranking_for
+    from codemap.rank.dictionary_reading import gloss_reader, words_of, dictionary
+    from codemap.rank.prepare import second_reader
+
+    loinc = builtin_loinc()
+    read = gloss_reader(loinc, "zh")
+    assert read("钾") == "钾 potassium"
+    assert read("血清钾") == "血清钾 serum potassium"
+    assert read("淋巴细胞") == "淋巴细胞 lymphocytes"  # the gloss is singular, LOINC's name plural
+    assert words_of("铁蛋白", dictionary()) == ["铁", "蛋白"]  # cut from the end: iron + protein
+    assert read("Na+") == "Na+" and gloss_reader(loinc, "de") is None
+
+    multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
+    across = ranking_for(RankConfig(), "lab", multi, "zh", "en")
+    assert across.reads_glosses and not ranking_for(RankConfig(), "lab", multi, "de", "en").reads_glosses
+    assert second_reader(loinc, across)("血红蛋白").endswith("hemoglobin")
+    assert "hemoglobin" not in (second_reader(loinc, RankConfig()) or str)("血红蛋白")
+    off = replace(across, gloss_words=False)
+    assert "hemoglobin" not in (second_reader(loinc, off) or str)("血红蛋白")

@@ -96,7 +96,7 @@ def ranking_key(rank, scorers) -> str:
     expanded = ("/abbreviations" if rank.expand_abbreviations else "") + (
         "/completed" if rank.complete_words else "") + (
         "/hubness" if rank.hubness and rank.method != "lexical" else "") + (
-        "/parts" if rank.reads_parts else "")
+        "/parts" if rank.reads_parts else "") + ("/glosses" if rank.reads_glosses else "")
     return (f"{rank.method}/{rank.fusion if rank.method == 'hybrid' else '-'}{weight}"
             f"/evidence={evidence}{expanded}")
 

@@ -108,7 +108,7 @@ class GoldQueries:
 
 def text_key(rank: RankConfig) -> tuple:
     """The settings that change the query texts (and so their vectors): one preparation each."""
-    return rank.expand_abbreviations, rank.complete_words, rank.reads_parts
+    return rank.expand_abbreviations, rank.complete_words, rank.reads_parts, rank.reads_glosses
 
 
 def gold_queries(config: EvalConfig) -> GoldQueries:
@@ -205,9 +205,9 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
     target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
     plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False,
                     category_evidence=False, usage_evidence=False, twin_ties=False,
-                    expand_abbreviations=False, translate_parts=False, text_evidence=False,
-                    usual_evidence=False, complete_words=False, component_backoff=False,
-                    hubness=False)
+                    expand_abbreviations=False, translate_parts=False, gloss_words=False,
+                    text_evidence=False, usual_evidence=False, complete_words=False,
+                    component_backoff=False, hubness=False)
     if drugs:
         return {
             "encoder": replace(plain, method="encoder"),

@@ -19,6 +19,7 @@ from .drug_agreement import drug_scorers, is_drug_vocabulary
 from .element_symbols import symbol_reader
 from .lab_evidence import lab_scorers
 from .loinc_parts import is_loinc_code, reads_as_short_names, with_short_name_axes
+from .dictionary_reading import gloss_reader
 from .part_translation import part_reader
 from .labs import add_loinc_axes
 from .sense_lexicon import domain_expander
@@ -125,12 +126,16 @@ def second_reader(vocab: Vocabulary, rank: RankConfig) -> Callable[[str], str] |
     names alone has no long words to choose senses by: the built-in LOINC's long names choose
     them); with `rank.translate_parts`, a list in another language than a LOINC target's names
     also gets the English words of its LOINC parts ("Natrium" → "Natrium sodium",
-    codemap.rank.part_translation)."""
+    codemap.rank.part_translation); with `rank.gloss_words`, a Chinese list against any target
+    gets its words' English glosses in the target's senses ("钾" → "钾 potassium",
+    codemap.rank.dictionary_reading)."""
     steps = []
     if rank.expand_abbreviations:
         steps.append(lab_sense_reader() if named_by_short_names(vocab) else domain_expander(vocab))
     if rank.reads_parts and is_loinc_target(vocab):
         steps.append(part_reader(rank.crosslingual_from))
+    if rank.reads_glosses:
+        steps.append(gloss_reader(vocab, rank.crosslingual_from))
     steps = [step for step in steps if step is not None]
     if not steps:
         return None

