@@ -283,3 +283,20 @@ def test_chinese_words_are_glossed_in_the_targets_sense(tmp_path):
     assert "hemoglobin" not in (second_reader(loinc, RankConfig()) or str)("血红蛋白")
     off = replace(across, gloss_words=False)
     assert "hemoglobin" not in (second_reader(loinc, off) or str)("血红蛋白")
+
+
+def test_cli_maps_a_chinese_list_through_its_words_glosses(shared_cache, tmp_path):
+    """A Chinese list against the built-in LOINC (English and German names): its words' English
+    glosses are a second reading, and the explanation says so."""
+    source = tmp_path / "labs_zh.csv"
+    source.write_text("code,name\nA,血清钾\nB,血红蛋白\nC,白蛋白\n", encoding="utf-8")
+    out = tmp_path / "labs_zh.out.csv"
+    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
+                                 "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    assert "language zh" in result.output
+    top = pd.read_csv(out, dtype=str, keep_default_na=False).query("rank == '1'").set_index("source_code")
+    assert top.loc["A", "target_code"] == "2823-3"  # potassium, serum or plasma
+    assert top.loc["B", "target_code"] == "718-7"  # hemoglobin in blood
+    assert top.loc["C", "target_code"] == "1751-7"  # albumin, serum or plasma
+    assert top.loc["A", "explanation"].startswith("read as '血清钾' and as '血清钾 serum potassium'")
