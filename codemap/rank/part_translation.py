@@ -3,12 +3,10 @@
 A German list ranked against a LOINC table with English names only (a site's table of codes and
 short names) meets it through the multilingual encoder alone, which misses the analytes whose
 names look nothing alike in the two languages ("Natrium" → a nitrite strip test, no sodium code
-in the top 10; "Zylinder" → a zinc test). LOINC names the same codes axis by axis in both
-languages: learned by code, each German COMPONENT phrase → its English one (from the German
-and English components of the 12,242 codes of the German variant where they differ) and each
-SYSTEM phrase likewise (from the shipped German names of the built-in codes and their long
-names): "natrium" → "sodium", "urinsediment" → "urine sediment". A row's second reading adds
-the English words of the phrases it contains
+in the top 10; "Zylinder" → a zinc test). The shipped German linguistic variant and the English
+Top-2000 lists name the same codes axis by axis: learned by code from the two, each German
+COMPONENT and SYSTEM phrase → its English one ("natrium" → "sodium", "urinsediment" → "urine
+sediment"), and a row's second reading adds the English words of the phrases it contains
 ("Natrium im Urin" → "Natrium im Urin sodium urine"). Learned from the vocabulary; no test is
 named. The second reading can only lift names it matches (codemap.rank.prepare.with_readings).
 
@@ -20,13 +18,11 @@ from __future__ import annotations
 import functools
 import re
 from collections import defaultdict
-from importlib import resources
 from typing import Callable
 
-from .loinc_parts import fold, linguistic_variant, long_name_system, ranked_codes
+from .loinc_parts import concept_axes, fold, linguistic_variant, long_name_system, ranked_codes
 
 LANGUAGES = ("de",)  # the linguistic variants shipped with codemap/data/loinc
-COMPONENT_PAIRS = "data/loinc/loinc_de_en_components.tsv"
 AGREEMENT = 0.9  # share of a phrase's codes that must agree on its English words
 MIN_CHARS = 3  # shorter folded phrases ("ph", "ig") are too ambiguous to translate
 _TIMED = re.compile(r"^\d+ hours? ", re.IGNORECASE)
@@ -48,33 +44,20 @@ def held_out(codes) -> None:
 def lexicon() -> dict[str, str]:
     """Folded German phrase (" natrium ") → English words ("sodium"): each German COMPONENT and
     SYSTEM value whose codes give one English phrase (AGREEMENT of them), where that phrase is
-    not the German one already. Components are learned from every code the German variant
-    names (`component_pairs`), systems from the built-in codes' long names. A phrase that is
-    both ("Erythrozyten") reads as the component: in a label it names the analyte."""
+    not the German one already. A phrase that is both ("Erythrozyten") reads as the component:
+    in a label it names the analyte."""
+    english = {row["code"]: row for row in ranked_codes().to_dict("records")}
     components: dict = defaultdict(lambda: defaultdict(int))
     systems: dict = defaultdict(lambda: defaultdict(int))
-    for code, german, english in component_pairs():
-        if code not in _held_out:
-            components[fold(german)][fold(english).strip()] += 1
-    english_rows = {row["code"]: row for row in ranked_codes().to_dict("records")}
     for row in linguistic_variant().to_dict("records"):
-        source = english_rows.get(row["code"])
+        source = english.get(row["code"])
         if source is None or row["code"] in _held_out:
             continue
+        components[fold(row["component"])][fold(concept_axes(source).component).strip()] += 1
         # "24 hour Urine": the timing is an axis of its own, not a word of the German system
         system = _TIMED.sub("", long_name_system(source))
         systems[fold(row["system"])][fold(system).strip()] += 1
     return {**_agreed(systems), **_agreed(components)}
-
-
-@functools.lru_cache(maxsize=1)
-def component_pairs() -> list[tuple[str, str, str]]:
-    """(code, German COMPONENT, English COMPONENT) of every code of the German variant deDE15
-    whose two components differ (codemap/data/loinc/loinc_de_en_components.tsv, built by
-    benchmarks/build_loinc_component_pairs.py): 12,242 codes, most outside the built-in subset."""
-    with (resources.files("codemap") / COMPONENT_PAIRS).open(encoding="utf-8") as handle:
-        next(handle)
-        return [tuple(line.rstrip("\n").split("\t")) for line in handle if line.strip()]
 
 
 def _agreed(votes: dict) -> dict[str, str]:
