@@ -317,7 +317,8 @@ def _method_from_name(long_name: str) -> str:
 
 
 def _short_name_system(short_name: str) -> str:
-    """"SerPl" of "Chol SerPl-mCnc": the word before the property suffix."""
+    """"SerPl" of "Chol SerPl-mCnc": the word before the property suffix. Not short_name_parts:
+    its system words are learned (short_name_readings) from concept_axes, which calls this."""
     if "-" not in short_name:
         return ""
     words = short_name.rsplit("-", 1)[0].split()
