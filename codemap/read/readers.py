@@ -239,14 +239,38 @@ def _sniff_delimiter(path: Path, text: str) -> str:
         return "\t"
     sample = text[:_SNIFF_BYTES]
     header = sample.splitlines()[0] if sample.splitlines() else ""
+    counts = {d: header.count(d) for d in _DELIMITERS}
     try:
-        return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
+        guess = csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
     except csv.Error:
-        # A one-column file, or quoting the sniffer cannot follow: take the delimiter the
-        # header line uses most, else treat the file as one column.
-        counts = {d: header.count(d) for d in _DELIMITERS}
-        best = max(counts, key=counts.get)
-        return best if counts[best] else ","
+        guess = None
+    # The sniffer reads quote patterns, and a quoted cell holding a quote and a "|" ('"|') can
+    # make it guess "|" for a comma file. Of the delimiters under which every row has the
+    # header's number of fields, the one that gives the most fields wins (a delimiter that
+    # splits nothing agrees trivially); on a tie the sniffer's guess, then the header's most used.
+    by_header = sorted(_DELIMITERS, key=lambda d: -counts[d])
+    candidates = ([guess] if guess else []) + [d for d in by_header if counts[d] and d != guess]
+    truncated = len(sample) >= _SNIFF_BYTES
+    fields = {d: _agreed_fields(sample, d, truncated) for d in candidates}
+    best = max(candidates, key=lambda d: fields[d], default=None)  # max keeps the first on ties
+    if best is not None and fields[best]:
+        return best
+    # A one-column file, or quoting no delimiter parses: the sniffer's guess, else the
+    # delimiter the header line uses most, else one column.
+    return guess or (by_header[0] if counts[by_header[0]] else ",")
+
+
+def _agreed_fields(sample: str, delimiter: str, truncated: bool) -> int:
+    """The header row's number of fields under `delimiter` where every non-blank row of
+    `sample` has as many (a cut-off last row of a `truncated` sample is not counted), else 0."""
+    try:
+        records = [r for r in csv.reader(io.StringIO(sample), delimiter=delimiter) if r]
+    except csv.Error:
+        return 0
+    if truncated:
+        records = records[:-1]
+    agree = bool(records) and all(len(r) == len(records[0]) for r in records)
+    return len(records[0]) if agree else 0
 
 
 def _check_duplicate_headers(path: Path, columns) -> None:
