@@ -128,7 +128,7 @@ def gloss_reader(vocab, lang: str) -> Callable[[str], str] | None:
             if word not in chosen:
                 chosen[word] = gloss(known[word], words)
             added += chosen[word]
-        lowered = text.lower()
-        added = [w for w in dict.fromkeys(added) if w not in _WORD.findall(lowered)]
+        said = set(_WORD.findall(text.lower()))
+        added = [w for w in dict.fromkeys(added) if w not in said]
         return f"{text} {' '.join(added)}" if added else text
     return read
