@@ -23,6 +23,19 @@ PCS_TARGET = REPO / "benchmarks/data/icd10pcs_short_target.csv"
 DRUG_TARGET = REPO / "codemap/data/drugs/drug_targets.tsv"
 
 
+def map_rows(cache: Path, folder: Path, rows: str, *options: str):
+    """A small list (`code,name` rows) mapped onto the built-in LOINC through the real CLI: the
+    run's result, every candidate, and each row's first candidate by source code."""
+    source = folder / "list.csv"
+    source.write_text("code,name\n" + rows, encoding="utf-8")
+    out = folder / "list.out.csv"
+    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", *options, "-o", str(out),
+                                 "--cache-dir", str(cache)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    return result, frame, frame[frame["rank"] == "1"].set_index("source_code")
+
+
 @pytest.mark.parametrize("raw, read", [
     ("G L U C O S E", "GLUCOSE"),  # letters spaced out
     ("I N R *", "INR"),
@@ -148,14 +161,7 @@ def test_a_loinc_table_under_any_file_name_is_read_as_loinc(tmp_path):
 
 
 def test_cli_maps_element_symbols_to_their_tests(shared_cache, tmp_path):
-    source = tmp_path / "symbols.csv"
-    source.write_text("code,name\nA,K\nB,Cl\nC,K+ SerPl\nD,Mg\n", encoding="utf-8")
-    out = tmp_path / "symbols.out.csv"
-    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
-                                 "--cache-dir", str(shared_cache)])
-    assert result.exit_code == 0, result.output
-    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
-    top = frame[frame["rank"] == "1"].set_index("source_code")["target_code"]
+    top = map_rows(shared_cache, tmp_path, "A,K\nB,Cl\nC,K+ SerPl\nD,Mg\n")[2]["target_code"]
     assert top["A"] == "2823-3" and top["C"] == "2823-3"  # potassium, serum or plasma
     assert top["B"] == "2075-0"  # chloride
     assert top["D"] in {"2601-3", "19123-9"}  # magnesium, moles or mass
@@ -184,14 +190,8 @@ def test_cli_reads_lab_abbreviations_beside_the_text(shared_cache, tmp_path):
     the sense lifts the analyte's everyday test, and the abbreviation's own matches stay, so a
     sense worded unlike LOINC ("low density lipoprotein", "thyroid stimulating hormone") does not
     pull the row to another analyte."""
-    source = tmp_path / "abbreviated.csv"
-    source.write_text("code,name\nA,Hb\nB,TP\nC,Alb\nD,LDL\nE,TSH\n", encoding="utf-8")
-    out = tmp_path / "abbreviated.out.csv"
-    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
-                                 "--cache-dir", str(shared_cache), "--expand-abbreviations"])
-    assert result.exit_code == 0, result.output
-    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
-    top = frame[frame["rank"] == "1"].set_index("source_code")
+    top = map_rows(shared_cache, tmp_path, "A,Hb\nB,TP\nC,Alb\nD,LDL\nE,TSH\n",
+                   "--expand-abbreviations")[2]
     assert top.loc["A", "target_code"] == "718-7"  # hemoglobin, blood
     assert top.loc["B", "target_code"] == "2885-2"  # total protein, serum or plasma
     assert top.loc["C", "target_code"] == "1751-7"  # albumin, serum or plasma
@@ -240,18 +240,11 @@ def test_german_loinc_parts_are_read_in_english_against_english_names(tmp_path):
 def test_cli_maps_a_german_list_onto_english_loinc_names(shared_cache, tmp_path):
     """`--lang en` keeps the built-in LOINC's English names only: a German list then meets them
     through its LOINC words read in English (made-up rows, as a German lab list writes them)."""
-    source = tmp_path / "labor.csv"
-    source.write_text("code,name\nA,Natrium\nB,Kalium\nC,Leukozyten im Urinsediment\n",
-                      encoding="utf-8")
-    out = tmp_path / "labor.out.csv"
     # Three short rows leave the detected language uncertain: the list's language is given.
-    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "--lang", "en",
-                                 "--source-lang", "de", "-o", str(out),
-                                 "--cache-dir", str(shared_cache)])
-    assert result.exit_code == 0, result.output
-    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    _, frame, top = map_rows(shared_cache, tmp_path,
+                             "A,Natrium\nB,Kalium\nC,Leukozyten im Urinsediment\n",
+                             "--lang", "en", "--source-lang", "de")
     assert not frame["target_name"].str.contains("Natrium|Kalium|Leukozyten").any()  # English only
-    top = frame[frame["rank"] == "1"].set_index("source_code")
     assert top.loc["A", "target_code"] == "2951-2"  # sodium, serum or plasma
     assert top.loc["B", "target_code"] == "2823-3"  # potassium, serum or plasma
     assert top.loc["C", "target_code"] == "5821-4"  # leukocytes in urine sediment, per HPF
@@ -288,14 +281,8 @@ def test_chinese_words_are_glossed_in_the_targets_sense(tmp_path):
 def test_cli_maps_a_chinese_list_through_its_words_glosses(shared_cache, tmp_path):
     """A Chinese list against the built-in LOINC (English and German names): its words' English
     glosses are a second reading, and the explanation says so."""
-    source = tmp_path / "labs_zh.csv"
-    source.write_text("code,name\nA,血清钾\nB,血红蛋白\nC,白蛋白\n", encoding="utf-8")
-    out = tmp_path / "labs_zh.out.csv"
-    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
-                                 "--cache-dir", str(shared_cache)])
-    assert result.exit_code == 0, result.output
+    result, _, top = map_rows(shared_cache, tmp_path, "A,血清钾\nB,血红蛋白\nC,白蛋白\n")
     assert "language zh" in result.output
-    top = pd.read_csv(out, dtype=str, keep_default_na=False).query("rank == '1'").set_index("source_code")
     assert top.loc["A", "target_code"] == "2823-3"  # potassium, serum or plasma
     assert top.loc["B", "target_code"] == "718-7"  # hemoglobin in blood
     assert top.loc["C", "target_code"] == "1751-7"  # albumin, serum or plasma
