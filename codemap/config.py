@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from .errors import CodemapError
@@ -68,6 +68,35 @@ class VocabFilter:
 
 
 @dataclass(frozen=True)
+class InputLimits:
+    """What a code list (or any table codemap reads) may hold, checked before it is read whole
+    (codemap.read.bounds); `--limit NAME=VALUE` raises one."""
+
+    columns: int = 1_024  # columns of a table (a code list has a handful)
+    cell_chars: int = 10_000  # characters in one cell (a long procedure name has a few hundred)
+    rows: int = 1_048_576  # rows of one workbook sheet (Excel's own limit); text lists stream
+    cells: int = 20_000_000  # cells of a sheet's used range (rows x columns of the rectangle)
+    unpacked_mb: int = 256  # a workbook's zip parts, unpacked (xlsx, ods)
+
+    @classmethod
+    def parse(cls, items: list[str] | None) -> "InputLimits":
+        """From `--limit name=value` options ("cell-chars=50000"); CodemapError for anything else."""
+        limits, names = cls(), [f.name.replace("_", "-") for f in fields(cls)]
+        for item in items or ():
+            key, sep, value = item.partition("=")
+            key = key.strip().lower().replace("_", "-")
+            if not sep or key not in names or not value.strip().isdigit() or int(value) < 1:
+                raise CodemapError(f"--limit {item!r}: use NAME=NUMBER with NAME one of "
+                                   f"{', '.join(names)}, e.g. --limit columns=5000")
+            limits = replace(limits, **{key.replace("-", "_"): int(value)})
+        return limits
+
+    @property
+    def unpacked_bytes(self) -> int:
+        return self.unpacked_mb << 20
+
+
+@dataclass(frozen=True)
 class ReadOptions:
     """How to read a source code list (CSV, TSV or a workbook sheet)."""
 
@@ -77,6 +106,8 @@ class ReadOptions:
     text_cols: tuple[str, ...] = ()  # joined with " " into the query text; detected when empty
     unit_col: str | None = None
     specimen_col: str | None = None
+    header: bool = True  # False: the first row is data; columns are named 1, 2, 3…
+    limits: InputLimits = field(default_factory=InputLimits)
 
 
 @dataclass(frozen=True)

@@ -62,3 +62,14 @@ def shared_model_cache(tmp_path_factory) -> Path:
 def _isolated_cache(monkeypatch, tmp_path):
     # Commands that fall back to the default cache folder must not write to the user's home.
     monkeypatch.setenv("CODEMAP_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def small_target(folder: Path, names: list[str]) -> tuple[Path, Path]:
+    """A target file of codes T1, T2… named `names`, and an index cache folder beside it: a
+    target a CLI test indexes in seconds."""
+    import pandas as pd
+
+    target = folder / "target.csv"
+    pd.DataFrame({"code": [f"T{n}" for n in range(1, len(names) + 1)],
+                  "name": names}).to_csv(target, index=False)
+    return target, folder / "cache"

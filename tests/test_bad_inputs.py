@@ -10,8 +10,11 @@ from msoffcrypto.format.ooxml import OOXMLFile
 from typer.testing import CliRunner
 
 from codemap.cli import app
+from codemap.config import InputLimits, ReadOptions
 from codemap.errors import CodemapError
 from codemap.read import read_code_list
+
+from .conftest import small_target as three_names
 
 runner = CliRunner()
 
@@ -53,7 +56,7 @@ BROKEN = {
                            "list.xlsx: the workbook is password-protected \\(encrypted\\); save an "
                            "unprotected copy from Excel and map that"),
     "row longer than header": ("list.csv", lambda p: p.write_text("code,name\n1,K,serum\n"),
-                               "list.csv: row 2 has more fields than the header; quote fields"),
+                               "list.csv: row 2 has 3 fields but the header has 2; quote fields"),
     "later row longer than header": ("list.csv", lambda p: p.write_text("code,name\n1,K\n2,Na,x\n"),
                                      "list.csv: row 3 has 3 fields but the header has 2; quote fields"),
     "no header": ("list.csv", lambda p: p.write_text(",\n1,2\n"), "list.csv: no header row found"),
@@ -75,15 +78,22 @@ def test_mixed_encodings_decode_line_by_line(tmp_path):
     assert read_code_list(path).texts == ["Hämoglobin", "Glucose nüchtern"]
 
 
-def test_one_megabyte_cell_and_ten_thousand_columns(tmp_path):
+def test_one_megabyte_cell_and_ten_thousand_columns_within_raised_limits(tmp_path):
+    raised = ReadOptions(limits=InputLimits(cell_chars=2 << 20, columns=20_000))
     big = tmp_path / "big.csv"
     big.write_text("code,name\n1," + "x" * (1 << 20) + "\n2,Potassium\n")
-    assert [len(t) for t in read_code_list(big).texts] == [1 << 20, 9]
+    assert [len(t) for t in read_code_list(big, raised).texts] == [1 << 20, 9]
     wide = tmp_path / "wide.csv"
     extra = [f"c{i}" for i in range(10_000)]
     wide.write_text(",".join(["code", "name", *extra]) + "\n" + ",".join(["1", "K", *["v"] * 10_000]) + "\n")
-    table = read_code_list(wide)
+    table = read_code_list(wide, raised)
     assert table.frame.shape == (1, 10_002) and table.code_col == "code" and table.texts == ["K"]
+    # The defaults refuse both, naming the limit to raise.
+    with pytest.raises(CodemapError, match=r"big.csv: line 2 is longer than .* characters"):
+        read_code_list(big)
+    with pytest.raises(CodemapError, match=r"wide.csv: has 10,002 columns; at most 1,024 columns are "
+                                           r"read \(--limit columns=N raises it\)"):
+        read_code_list(wide)
 
 
 def test_text_cells_kept_exactly(tmp_path):
@@ -128,11 +138,8 @@ def test_duplicate_codes_are_both_kept(tmp_path):
 
 @pytest.fixture(scope="module")
 def small_target(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("target")
-    target = folder / "target.csv"
-    pd.DataFrame({"code": ["T1", "T2", "T3"],
-                  "name": ["Potassium serum", "Sodium serum", "Glucose fasting"]}).to_csv(target, index=False)
-    return target, folder / "cache"
+    return three_names(tmp_path_factory.mktemp("target"),
+                       ["Potassium serum", "Sodium serum", "Glucose fasting"])
 
 
 def _map(source, small_target, output):

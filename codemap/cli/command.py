@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sys
 import typing
 
 import typer
@@ -22,10 +21,20 @@ def user_errors(command):
         try:
             return command(*args, **kwargs)
         except CodemapError as exc:
-            typer.echo(f"codemap: error: {exc}", err=True)
+            typer.echo(f"codemap: error: {one_line(str(exc))}", err=True)
             raise typer.Exit(2) from None
 
     return wrapper
+
+
+ERROR_CHARS = 284  # with "codemap: error: " a line of 300, however long what it quotes
+
+
+def one_line(message: str) -> str:
+    """The message on one line of at most ERROR_CHARS characters: the messages name lists short
+    already (read.bounds.name_list); this is the last guard against one quoting a whole cell."""
+    message = " ".join(message.split())
+    return message if len(message) <= ERROR_CHARS else message[:ERROR_CHARS - 1] + "…"
 
 
 def setup_logging(verbose: bool, quiet: bool) -> None:
@@ -41,21 +50,40 @@ def setup_logging(verbose: bool, quiet: bool) -> None:
 
 
 def progress_bars(quiet: bool) -> bool:
-    """Progress bars on a terminal only: piped or logged output gets no bar lines."""
-    return not quiet and sys.stderr.isatty()
+    """Progress unless --quiet: bars on a terminal, a line every half minute in a log or a pipe
+    (codemap.progress)."""
+    return not quiet
 
 
 class _CleanHelp:
-    """Help as a reader expects it, whatever typer's release renders: a flag shows no value type
+    """Help as a reader expects it, whatever typer's release renders: plain text that wraps at
+    any terminal width (rich's boxed tables cut option names to "--learned-ranki…" at 80
+    columns), options in one section per help panel (pipeline stage), a flag shows no value type
     (typer 0.29 labels `--quiet <bool>` as if it took a value), the usage line names arguments the
     click way (`SOURCE...`, `[CODE]`, not `{SOURCE...}...`), and the command list shows each
     command's first paragraph on one line."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.rich_markup_mode = None  # click's own formatter: wrapped, never cut
         if self.short_help is None and self.help:
             first = self.help.strip().split("\n\n")[0]
             self.short_help = " ".join(first.split())
+
+    def format_options(self, ctx, formatter) -> None:
+        """Arguments, then the options of each help panel in the order they are declared."""
+        sections: dict[str, list] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                name = ("Arguments" if param.param_type_name == "argument"
+                        else getattr(param, "rich_help_panel", None) or "Options")
+                sections.setdefault(name, []).append(record)
+        for name, records in sections.items():
+            with formatter.section(name):
+                formatter.write_dl(records)
+        if isinstance(self, TyperGroup):
+            self.format_commands(ctx, formatter)
 
     # typer vendors its own click (typer._click): parameters are told apart by their
     # param_type_name, not by isinstance on the click package.

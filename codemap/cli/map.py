@@ -7,8 +7,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..config import (BLOCK_ROWS, EncoderConfig, IndexConfig, MapConfig, RankConfig, RayConfig,
-                      ReadOptions, default_cache_dir)
+from ..config import (BLOCK_ROWS, EncoderConfig, IndexConfig, InputLimits, MapConfig, RankConfig,
+                      RayConfig, ReadOptions, default_cache_dir)
 from .command import progress_bars, setup_logging, user_errors
 from .options import (DECISIONS, ENGINE, INPUT, OUTPUT, RANKING, Backend, BackendChoice,
                       BatchSize, CacheDir, Device, Engine, EngineOption, EncoderWeight, Filters,
@@ -32,6 +32,14 @@ UnitCol = Annotated[Optional[str], typer.Option("--unit-col", rich_help_panel=IN
                                                 help="Column holding units.")]
 SpecimenCol = Annotated[Optional[str], typer.Option("--specimen-col", rich_help_panel=INPUT,
                                                     help="Column holding specimen / fluid.")]
+NoHeader = Annotated[bool, typer.Option(
+    "--no-header", rich_help_panel=INPUT,
+    help="The first row is data: columns are then named by position, 1, 2, 3… (--text-col 2).")]
+Limits = Annotated[Optional[List[str]], typer.Option(
+    "--limit", rich_help_panel=INPUT, metavar="NAME=N",
+    help="Raise a bound on the input (checked before it is read): columns (1024), cell-chars "
+         "(10000), rows (1048576 per sheet), cells (20000000 per sheet), unpacked-mb (256); "
+         "repeat for several.")]
 SourceLang = Annotated[Optional[str], typer.Option(
     "--source-lang", rich_help_panel=INPUT,
     show_default="detected from its texts", help="Language of the code list (ISO 639-1, e.g. de).")]
@@ -107,6 +115,10 @@ BlockRows = Annotated[int, typer.Option(
     "--block-rows", min=1, rich_help_panel=OUTPUT,
     help="Source rows mapped per block; finished blocks are kept, so a killed run resumes after "
          "them.")]
+Force = Annotated[bool, typer.Option(
+    "--force", rich_help_panel=OUTPUT,
+    help="Replace an existing review workbook even if it holds review decisions or was made from "
+         "another list.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel=OUTPUT,
                                      help="No progress bars or summary.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", rich_help_panel=OUTPUT,
@@ -121,7 +133,7 @@ def map_command(
     # input
     sources: Sources, sheet: Sheet = None, encoding: Encoding = None, code_col: CodeCol = None,
     text_col: TextCols = None, unit_col: UnitCol = None, specimen_col: SpecimenCol = None,
-    source_lang: SourceLang = None,
+    no_header: NoHeader = False, limit: Limits = None, source_lang: SourceLang = None,
     # target
     target: Target = ..., filters: Filters = None, standard_only: StandardOnly = False,
     lang: Langs = None, store: Store = None,
@@ -143,8 +155,8 @@ def map_command(
     no_match_below: NoMatchBelow = None, broader_below: BroaderBelow = MapConfig.broader_below,
     memory: Memory = None, llm_url: LlmUrl = None, llm_model: LlmModel = "local",
     # output
-    output: Output = None, block_rows: BlockRows = BLOCK_ROWS, quiet: Quiet = False,
-    verbose: Verbose = False,
+    output: Output = None, block_rows: BlockRows = BLOCK_ROWS, force: Force = False,
+    quiet: Quiet = False, verbose: Verbose = False,
     # engine
     engine: EngineOption = Engine.local, ray_address: RayAddress = None,
     workers: Workers = RayConfig.workers, num_gpus: NumGpus = RayConfig.num_gpus,
@@ -168,7 +180,8 @@ def map_command(
     setup_logging(verbose, quiet)
     config = MapConfig(
         source=sources[0], source_lang=source_lang,
-        read=_read_options(sheet, encoding, code_col, text_col, unit_col, specimen_col),
+        read=_read_options(sheet, encoding, code_col, text_col, unit_col, specimen_col,
+                           no_header, limit),
         **target_settings(target, filters, standard_only, lang, store),
         encoder=encoder_config(model, batch_size, device, backend),
         cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
@@ -179,18 +192,20 @@ def map_command(
                      llm_model))
     result, written = map_sources(config, sources, output,
                                   ray_config(engine, ray_address, workers, num_gpus, batch_rows),
-                                  block_rows)
+                                  block_rows, force)
     if not quiet:
         print_map_result(result, written)
 
 
 def _read_options(sheet: str | None, encoding: str | None, code_col: str | None,
                   text_cols: list[str] | None, unit_col: str | None,
-                  specimen_col: str | None) -> ReadOptions:
+                  specimen_col: str | None, no_header: bool = False,
+                  limits: list[str] | None = None) -> ReadOptions:
     """The Input panel: how the code list is read."""
     return ReadOptions(sheet=sheet, encoding=encoding, code_col=code_col,
                        text_cols=tuple(text_cols or ()), unit_col=unit_col,
-                       specimen_col=specimen_col)
+                       specimen_col=specimen_col, header=not no_header,
+                       limits=InputLimits.parse(limits))
 
 
 def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: bool,

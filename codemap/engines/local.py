@@ -37,7 +37,7 @@ from ..rank.prepare import (evidence_scorers, ranking_for, row_fields, target_do
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.normalize import read_as_notes
-from ..read.readers import SourceTable, iter_code_list, read_code_list
+from ..read.readers import SourceTable, iter_code_list, read_code_list, warn_data_like_header
 from ..review.memory import MEMORY_COLUMN
 from ..review.memory import prefill
 from ..vocab.hierarchy import BROADER_NOTE, Hierarchy, propose_broader
@@ -134,6 +134,14 @@ class Mapper:
                    calibrator, decisions,
                    CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
                    Hierarchy.of(vocab) if calibrator is not None else None, domain)
+
+    @functools.cached_property
+    def known_names(self) -> frozenset:
+        """The target's names, case-folded: a header cell that is one reads like data."""
+        return frozenset(self.vocab.names["name"].str.casefold())
+
+    def is_target_name(self, text: str) -> bool:
+        return text.casefold() in self.known_names
 
     @functools.cached_property
     def prepare(self):
@@ -266,6 +274,7 @@ def map_codes(config: MapConfig) -> MapResult:
     if language.method != "uncertain":
         config = replace(config, source_lang=language.lang)
     mapper = Mapper.load(config).for_list(source.query_texts)
+    warn_data_like_header(source, mapper.is_target_name)
     t_loaded = time.perf_counter()
     candidates = mapper.map_block(source)
     t_rank = time.perf_counter()
@@ -300,6 +309,7 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
         config = replace(config, source_lang=language.lang)
     mapper = Mapper.load(config).for_list(
         first.query_texts if second is None else list_reference(config, block_rows))
+    warn_data_like_header(first, mapper.is_target_name)
     t_loaded = time.perf_counter()
     parts = PartsFolder.beside(output, _run_key(config, mapper, block_rows))
     if parts.parts:

@@ -20,6 +20,7 @@ from ..rank.prepare import (second_reader, evidence_scorers, ranking_for, row_fi
                             target_domain, with_abbreviations, with_axes, with_readings)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
+from ..read.bounds import name_list
 from ..read.readers import read_code_list
 from ..vocab.target import load_target
 from ..vocab.vocabulary import SYNONYM_SEPARATOR, Vocabulary
@@ -119,7 +120,7 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     source = read_code_list(config.gold, ReadOptions(text_cols=config.text_cols))
     if config.gold_col not in source.frame.columns:
         raise CodemapError(f"{config.gold}: no column named {config.gold_col!r} "
-                           f"(columns: {', '.join(source.frame.columns)})")
+                           f"(columns: {name_list(source.frame.columns)})")
     vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
     known = set(vocab.concepts["code"])
     gold = [{c.strip() for c in value.split(SYNONYM_SEPARATOR) if c.strip()}

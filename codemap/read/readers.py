@@ -7,6 +7,7 @@ reviewed workbooks. Every cell is read as text, so codes keep their leading zero
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import io
 import logging
@@ -21,6 +22,7 @@ import pandas as pd
 
 from ..config import ReadOptions
 from ..errors import CodemapError
+from .bounds import BoundedLines, InputLimits, check_workbook, line_limit, name_list, too_large
 
 log = logging.getLogger(__name__)
 # Which columns a code list is read from: its own logger, which the CLI shows at info level.
@@ -34,28 +36,39 @@ _DELIMITERS = ",;\t|"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an encrypted .xlsx is an OLE2 container
 _MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2}) 00:00:00$")
+# A block of a streamed text list ends at this many characters even before its row count: the
+# rows' length bounds its memory, not only their number.
+BLOCK_CHARS = 32 << 20
 # Put before the candidate columns when several lists are mapped together: which list a row is from.
 SOURCE_FILE_COLUMN = "source_file"
 
 
-def read_table(path: str | Path, sheet: str | None = None, encoding: str | None = None) -> pd.DataFrame:
+def read_table(path: str | Path, sheet: str | None = None, encoding: str | None = None,
+               limits: InputLimits = InputLimits(), header: bool = True) -> pd.DataFrame:
     """Read a CSV/TSV or workbook sheet into a DataFrame of strings (empty cells are "").
 
-    Raises CodemapError when the file is missing, unreadable, empty or has no header.
+    `limits` bound what is read (columns, cell length, a workbook's size), checked before the
+    file is read whole; without a `header` row the columns are named 1, 2, 3…
+
+    Raises CodemapError when the file is missing, unreadable, past a limit, empty or has no header.
     """
+    path = _existing(path)
+    if path.suffix.lower() in WORKBOOK_SUFFIXES:
+        frame = _read_workbook(path, sheet, limits, header)
+    else:
+        frame = _read_delimited(path, encoding, limits, header)
+    frame.columns = [str(c).strip() for c in frame.columns]
+    _check_header(path, frame.columns)
+    return frame
+
+
+def _existing(path: str | Path) -> Path:
     path = Path(path)
     if not path.exists():
         raise CodemapError(f"{path}: file not found")
     if path.is_dir():
         raise CodemapError(f"{path}: is a folder, expected a CSV, TSV or Excel file")
-    suffix = path.suffix.lower()
-    if suffix in WORKBOOK_SUFFIXES:
-        frame = _read_workbook(path, sheet)
-    else:
-        frame = _read_delimited(path, encoding)
-    frame.columns = [str(c).strip() for c in frame.columns]
-    _check_header(path, frame.columns)
-    return frame
+    return path
 
 
 def _check_header(path: Path, columns) -> None:
@@ -64,7 +77,8 @@ def _check_header(path: Path, columns) -> None:
     _check_duplicate_headers(path, columns)
 
 
-def _read_workbook(path: Path, sheet: str | None) -> pd.DataFrame:
+def _read_workbook(path: Path, sheet: str | None, limits: InputLimits,
+                   header: bool = True) -> pd.DataFrame:
     from python_calamine import CalamineWorkbook  # imported here: only workbook inputs need it
 
     if path.suffix.lower() in {".xlsx", ".xlsm"}:
@@ -72,6 +86,7 @@ def _read_workbook(path: Path, sheet: str | None) -> pd.DataFrame:
             if handle.read(8) == _OLE2_MAGIC:
                 raise CodemapError(f"{path}: the workbook is password-protected (encrypted); save an "
                                    f"unprotected copy from Excel and map that")
+    check_workbook(path, limits)  # before the reader, which holds a whole sheet in memory
     try:
         workbook = CalamineWorkbook.from_path(str(path))
     except Exception as exc:  # calamine raises its own error types for every unreadable file
@@ -82,25 +97,53 @@ def _read_workbook(path: Path, sheet: str | None) -> pd.DataFrame:
     if sheet is None:
         sheet = names[0]
     elif sheet not in names:
-        raise CodemapError(f"{path}: no sheet named {sheet!r} (sheets: {', '.join(names)}); use --sheet")
+        raise CodemapError(f"{path}: no sheet named {sheet!r} (sheets: {name_list(names)}); "
+                           f"use --sheet")
     try:
         frame = pd.read_excel(path, sheet_name=sheet, engine="calamine", dtype=str,
-                              keep_default_na=False, na_filter=False)
+                              keep_default_na=False, na_filter=False,
+                              header=0 if header else None)
     except Exception as exc:
         raise CodemapError(f"{path}: sheet {sheet!r} could not be read ({_first_line(exc)})") from None
     if frame.empty and len(frame.columns) == 0:
         raise CodemapError(f"{path}: sheet {sheet!r} is empty")
+    if not header:
+        frame.columns = _position_names(len(frame.columns))
+    _check_cells(path, frame, limits, first_row=2 if header else 1)
     # A code typed as a date in Excel reads as a datetime: write it back the way Excel showed it.
     return frame.fillna("").astype(str).apply(lambda col: col.str.replace(_MIDNIGHT, r"\1", regex=True))
 
 
-def _read_delimited(path: Path, encoding: str | None) -> pd.DataFrame:
-    return next(_iter_delimited(path, encoding, block_rows=None))
+def _position_names(count: int) -> list[str]:
+    """Column names of a table read without a header row: 1, 2, 3… (`--text-col 2`)."""
+    return [str(n) for n in range(1, count + 1)]
 
 
-def _iter_delimited(path: Path, encoding: str | None, block_rows: int | None) -> Iterator[pd.DataFrame]:
+def _check_cells(path: Path, frame: pd.DataFrame, limits: InputLimits, first_row: int) -> None:
+    """The columns and cell lengths of a table read whole, against `limits`."""
+    if len(frame.columns) > limits.columns:
+        raise too_large(path, f"has {len(frame.columns):,} columns", "columns", limits.columns)
+    for number, column in enumerate(frame.columns):
+        lengths = frame[column].astype(str).str.len()
+        if len(lengths) and lengths.max() > limits.cell_chars:
+            row = int(lengths.to_numpy().argmax()) + first_row
+            raise too_large(path, f"row {row:,}, column {_column_letter(number)}: a cell of "
+                            f"{int(lengths.max()):,} characters", "cell-chars", limits.cell_chars,
+                            "characters a cell")
+
+
+def _read_delimited(path: Path, encoding: str | None, limits: InputLimits,
+                    header: bool = True) -> pd.DataFrame:
+    return next(_iter_delimited(path, encoding, None, limits, header))
+
+
+def _iter_delimited(path: Path, encoding: str | None, block_rows: int | None,
+                    limits: InputLimits = InputLimits(),
+                    header: bool = True) -> Iterator[pd.DataFrame]:
     """The file's rows as DataFrames of strings: one frame (block_rows None) or blocks of at most
-    `block_rows` rows read one after the other, so a long list never sits in memory whole."""
+    `block_rows` rows (and about BLOCK_CHARS characters) read one after the other, so a long list
+    never sits in memory whole. Every line is read with a bound (`limits`), so an oversized
+    header, row or cell stops the read where it starts."""
     with open(path, "rb") as handle:
         head = handle.read(_SNIFF_BYTES)
         empty = not head.strip() and not handle.read(1)
@@ -117,34 +160,95 @@ def _iter_delimited(path: Path, encoding: str | None, block_rows: int | None) ->
                                f"with the wrong extension?)")
         delimiter = _sniff_delimiter(path, sample)
         text.seek(0)
+        yield from _Records(path, text, delimiter, limits, header).frames(block_rows)
+
+
+class _Records:
+    """A delimited text's records, read with Python's csv reader over bounded lines: the header
+    first (its width bounds every later line), then rows in blocks."""
+
+    def __init__(self, path: Path, text, delimiter: str, limits: InputLimits, header: bool):
+        self.path, self.delimiter, self.limits = path, delimiter, limits
+        # The header line may hold every column at its longest; later lines only the header's.
+        self.lines = BoundedLines(text, path, line_limit(limits.columns, limits))
+        self.reader = csv.reader(self.lines, delimiter=delimiter, quotechar='"', doublequote=True,
+                                 strict=False)
+        first = self._block(1)
+        if not first:
+            raise CodemapError(f"{path}: the file is empty")
+        first = first[0]
+        if len(first) > limits.columns:
+            raise too_large(path, f"has {len(first):,} columns", "columns", limits.columns)
+        self.lines.limit = line_limit(len(first), limits)
+        self.columns = _header_names(first) if header else _position_names(len(first))
+        self.pending = [] if header else [first]  # without a header the first line is data
+        self.row = 2 if header else 1  # spreadsheet row of the next record
+
+    def _block(self, rows: int | None) -> list[list[str]]:
+        """Up to `rows` (None: all) non-blank records, or about BLOCK_CHARS characters of them."""
+        found, chars = [], 0
         try:
-            with warnings.catch_warnings():
-                # index_col=False: a row longer than the header must not turn column 1 into an index.
-                warnings.simplefilter("error", pd.errors.ParserWarning)
-                frames = pd.read_csv(text, sep=delimiter, dtype=str, keep_default_na=False,
-                                     na_filter=False, quotechar='"', skip_blank_lines=True,
-                                     index_col=False, chunksize=block_rows)
-                if block_rows is None:
-                    yield frames
-                    return
-                first = True
-                for frame in frames:
-                    if first or len(frame):  # a header-only file still yields its (empty) frame
-                        yield frame
-                    first = False
-        except pd.errors.EmptyDataError:
-            raise CodemapError(f"{path}: the file is empty") from None
-        except pd.errors.ParserWarning:
-            raise CodemapError(f"{path}: row 2 has more fields than the header; quote fields that "
-                               f"contain the delimiter {delimiter!r}") from None
-        except pd.errors.ParserError as exc:
-            found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-            if found:
-                want, line, saw = found.groups()
-                raise CodemapError(f"{path}: row {line} has {saw} fields but the header has {want}; "
-                                   f"quote fields that contain the delimiter {delimiter!r}") from None
-            raise CodemapError(f"{path}: could not be parsed as delimited text "
-                               f"({_first_line(exc)})") from None
+            with _field_limit(self.limits.cell_chars):
+                for record in self.reader:
+                    if record:
+                        found.append(record)
+                        chars += sum(map(len, record))
+                        if (rows is not None and len(found) >= rows) or chars >= BLOCK_CHARS:
+                            break
+        except csv.Error as exc:
+            if "field larger than field limit" in str(exc):
+                raise too_large(self.path, f"line {self.reader.line_num:,} holds a cell of more "
+                                f"than {self.limits.cell_chars:,} characters", "cell-chars",
+                                self.limits.cell_chars, "characters a cell") from None
+            raise CodemapError(f"{self.path}: could not be parsed as delimited text "
+                               f"({_first_line(exc)}, line {self.reader.line_num:,})") from None
+        return found
+
+    def frames(self, block_rows: int | None) -> Iterator[pd.DataFrame]:
+        width, first = len(self.columns), True
+        while True:
+            records = self.pending + self._block(None if block_rows is None
+                                                 else block_rows - len(self.pending))
+            self.pending = []
+            for number, record in enumerate(records, start=self.row):
+                if len(record) > width:
+                    raise CodemapError(f"{self.path}: row {number} has {len(record)} fields but "
+                                       f"the header has {width}; quote fields that contain the "
+                                       f"delimiter {self.delimiter!r}")
+                if len(record) < width:
+                    record.extend([""] * (width - len(record)))
+            self.row += len(records)
+            if records or first:  # a header-only file still yields its (empty) frame
+                yield pd.DataFrame(records, columns=self.columns, dtype=str)
+            first = False
+            if not records or block_rows is None:
+                return
+
+
+def _header_names(cells: list[str]) -> list[str]:
+    """Header cells as a table's column names, as pandas names them: an empty cell is
+    "Unnamed: N", a repeated name gets ".1", ".2" (_warn_duplicate_headers says so)."""
+    names, seen = [], {}
+    for number, cell in enumerate(cells):
+        name = cell if cell.strip() else f"Unnamed: {number}"
+        if name in seen:
+            seen[name] += 1
+            while f"{name}.{seen[name]}" in seen:
+                seen[name] += 1
+            name = f"{name}.{seen[name]}"
+        seen.setdefault(name, 0)
+        names.append(name)
+    return names
+
+
+@contextlib.contextmanager
+def _field_limit(chars: int):
+    """The csv module's cell bound (process-wide) set for one read, then put back."""
+    before = csv.field_size_limit(chars)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
 
 
 def _open_text(path: Path, encoding: str | None) -> io.TextIOBase:
@@ -198,24 +302,40 @@ class _LineDecoder(io.TextIOBase):
 
     def read(self, size: int | None = -1) -> str:
         while size is None or size < 0 or len(self._buffer) < size:
-            line = self._raw.readline()
-            if not line:
+            if not self._decode_more():
                 break
-            if self._raw.tell() == len(line):
-                line = line.removeprefix(b"\xef\xbb\xbf")
-            text, utf8 = _decode_line(line)
-            self._saw_utf8 |= utf8
-            self._saw_other |= not line.isascii() and not utf8
-            if self._saw_utf8 and self._saw_other and not self._warned:
-                log.warning("%s: mixes UTF-8 and Windows (cp1252) lines; each line decoded on its "
-                            "own", self.path)
-                self._warned = True
-            self._buffer += text
         if size is None or size < 0:
             out, self._buffer = self._buffer, ""
         else:
             out, self._buffer = self._buffer[:size], self._buffer[size:]
         return out
+
+    def readline(self, limit: int | None = -1) -> str:
+        limit = None if limit is None or limit < 0 else limit
+        while "\n" not in self._buffer and (limit is None or len(self._buffer) < limit):
+            if not self._decode_more():
+                break
+        end = self._buffer.find("\n") + 1 or len(self._buffer)
+        end = end if limit is None else min(end, limit)
+        out, self._buffer = self._buffer[:end], self._buffer[end:]
+        return out
+
+    def _decode_more(self) -> bool:
+        """Decode the next line (or 1 MB of a longer one) into the buffer; False at the end."""
+        line = self._raw.readline(1 << 20)
+        if not line:
+            return False
+        if self._raw.tell() == len(line):
+            line = line.removeprefix(b"\xef\xbb\xbf")
+        text, utf8 = _decode_line(line)
+        self._saw_utf8 |= utf8
+        self._saw_other |= not line.isascii() and not utf8
+        if self._saw_utf8 and self._saw_other and not self._warned:
+            log.warning("%s: mixes UTF-8 and Windows (cp1252) lines; each line decoded on its "
+                        "own", self.path)
+            self._warned = True
+        self._buffer += text
+        return True
 
     def close(self) -> None:
         self._raw.close()
@@ -392,11 +512,13 @@ class SourceTable:
 def read_code_list(path: str | Path, options: ReadOptions = ReadOptions()) -> SourceTable:
     """Read a source code list and resolve which columns hold the code, text, unit and specimen.
 
-    Raises CodemapError for an unreadable file, a file without data rows, a named column that does
-    not exist, or a text column that cannot be found or is ambiguous.
+    Raises CodemapError for an unreadable file, a file past `options.limits`, a file without
+    data rows, a named column that does not exist, or a text column that cannot be found or is
+    ambiguous.
     """
     path = Path(path)
-    frame = read_table(path, sheet=options.sheet, encoding=options.encoding)
+    frame = read_table(path, sheet=options.sheet, encoding=options.encoding,
+                       limits=options.limits, header=options.header)
     if frame.empty:
         raise CodemapError(f"{path}: has a header but no data rows")
     return _with_roles(path, frame, options)
@@ -409,15 +531,16 @@ def iter_code_list(path: str | Path, options: ReadOptions = ReadOptions(),
     resolves them.
 
     CSV/TSV files are read block by block (memory does not grow with the file); a workbook sheet
-    is read whole (at most 1,048,576 rows, Excel's limit) and then cut into blocks. Raises
-    CodemapError as read_code_list does, before the first block is yielded.
+    is read whole (within `options.limits`) and then cut into blocks. Raises CodemapError as
+    read_code_list does, before the first block is yielded.
     """
-    path = Path(path)
-    if path.suffix.lower() in WORKBOOK_SUFFIXES or not path.exists() or path.is_dir():
+    path = _existing(path)
+    if path.suffix.lower() in WORKBOOK_SUFFIXES:
         yield from read_code_list(path, options).blocks(block_rows)
         return
-    first_row, roles = 2, None
-    for frame in _iter_delimited(path, options.encoding, block_rows):
+    first_row, roles = 2 if options.header else 1, None
+    for frame in _iter_delimited(path, options.encoding, block_rows, options.limits,
+                                 options.header):
         if roles is None:
             frame.columns = [str(c).strip() for c in frame.columns]
             _check_header(path, frame.columns)
@@ -434,19 +557,52 @@ def _with_roles(path: Path, frame: pd.DataFrame, options: ReadOptions) -> Source
     columns = list(frame.columns)
     for given in (options.code_col, options.unit_col, options.specimen_col, *options.text_cols):
         if given is not None and given not in columns:
-            raise CodemapError(f"{path}: no column named {given!r} (columns: {', '.join(columns)})")
+            raise CodemapError(f"{path}: no column named {given!r} (columns: {name_list(columns)})")
     text_cols = tuple(options.text_cols) or (_find_role(path, columns, "text", required=True),)
     taken = set(text_cols)
     code_col = options.code_col or _find_role(path, columns, "code", exclude=taken)
     unit_col = options.unit_col or _find_role(path, columns, "unit", exclude=taken | {code_col})
     specimen_col = options.specimen_col or _find_role(path, columns, "specimen",
                                                       exclude=taken | {code_col, unit_col})
-    table = SourceTable(path, frame, code_col, text_cols, unit_col, specimen_col)
+    table = SourceTable(path, frame, code_col, text_cols, unit_col, specimen_col,
+                        first_row=2 if options.header else 1)
     _warn_duplicate_headers(path, columns, table)
     # Said every time, not only when a guess is doubtful: a list whose code column was missed
     # gets row numbers as codes, and this line is where a person notices.
     columns_log.info("%s: columns: %s", path.name, table.roles())
     return table
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?")
+_UNIT = re.compile(r"%|[a-zA-Zµμ]{1,5}/[a-zA-Z0-9µμ]{1,5}|10\^\d+/[a-zA-Z]{1,3}")
+
+
+def data_like_headers(table: SourceTable, is_name=lambda cell: False) -> list[str]:
+    """The header cells of `table` that read like data, each with why ("'135': a number"):
+    a number, a unit, or (`is_name`, the target's) a concept name. Cells that name a column
+    role ("code", "Einheit") are headers whatever else they look like."""
+    if table.first_row != 2:  # read without a header row
+        return []
+    roles = {key for tiers in _ROLE_ALIASES.values() for tier in tiers for key in tier}
+    found = []
+    for cell in table.frame.columns:
+        cell = str(cell).strip()
+        if not cell or header_key(cell) in roles or cell.startswith("Unnamed: "):
+            continue
+        why = ("a number" if _NUMBER.fullmatch(cell) else "a unit" if _UNIT.fullmatch(cell)
+               else "a name in the target" if is_name(cell) else "")
+        if why:
+            found.append(f"{cell!r}: {why}")
+    return found
+
+
+def warn_data_like_header(table: SourceTable, is_name=lambda cell: False) -> None:
+    """Warn when the header row reads like data (data_like_headers): a list exported without
+    one would lose its first row as a header."""
+    found = data_like_headers(table, is_name)
+    if found:
+        log.warning("%s: the header row looks like data (%s); if the list has no header row, "
+                    "pass --no-header", table.path.name, name_list(found, 4))
 
 
 def _warn_duplicate_headers(path: Path, columns: list[str], table: "SourceTable") -> None:
@@ -492,9 +648,9 @@ def _find_role(path: Path, columns: list[str], role: str, *, required: bool = Fa
         if len(hits) > 1:
             flag = "--text-col" if role == "text" else f"--{role}-col"
             raise CodemapError(f"{path}: more than one column could be the {role} column "
-                               f"({', '.join(hits)}); choose with {flag}")
+                               f"({name_list(hits)}); choose with {flag}")
     if required:
         flag = "--text-col" if role == "text" else f"--{role}-col"
-        raise CodemapError(f"{path}: no {role} column found among {', '.join(columns)}; "
+        raise CodemapError(f"{path}: no {role} column found among {name_list(columns)}; "
                            f"name it with {flag}")
     return None

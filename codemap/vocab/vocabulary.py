@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..errors import CodemapError
 from ..files import sha256_text
+from ..read.bounds import VOCABULARY_LIMITS, name_list
 from ..read.readers import header_key, read_table
 
 NAME_COLUMNS = ["code", "name", "name_type", "lang"]
@@ -82,7 +83,7 @@ def load_vocab_file(path: str | Path) -> Vocabulary:
     different names in the preferred-name column.
     """
     path = Path(path)
-    frame = read_table(path)
+    frame = read_table(path, limits=VOCABULARY_LIMITS)
     if frame.empty:
         raise CodemapError(f"{path}: the vocabulary has no rows")
     code_col = _pick(path, frame.columns, _CODE_HEADERS, "code")
@@ -129,7 +130,7 @@ def _pick(path: Path, columns, wanted: list[str], role: str, *, required: bool =
         if key in keyed:
             return keyed[key]
     if required:
-        raise CodemapError(f"{path}: no {role} column found among {', '.join(columns)} "
+        raise CodemapError(f"{path}: no {role} column found among {name_list(columns)} "
                            f"(expected one of: {', '.join(wanted[:6])}…)")
     return None
 
@@ -150,7 +151,7 @@ def builtin_loinc() -> Vocabulary:
     frames = []
     for units in ("US", "SI"):
         with resources.as_file(folder / f"LOINC_1.6_Top2000CommonLabResults{units}.csv") as csv:
-            frame = read_table(csv)
+            frame = read_table(csv, limits=VOCABULARY_LIMITS)
         frames.append(frame.assign(units_list=units))
     merged = pd.concat(frames, ignore_index=True)
     merged.columns = ["code", "name", "short_name", "class", "rank", "units_list"]

@@ -22,6 +22,7 @@ import pandas as pd
 from ..decide.triage import review_order
 from ..errors import CodemapError
 from ..files import atomic_path, remove_stale_temps
+from ..read.bounds import name_list
 from ..read.readers import SOURCE_FILE_COLUMN
 from .parts import PartsFolder, read_manifest, read_parts
 
@@ -120,7 +121,7 @@ def write_review_parts(folder: Path, output: Path, *, site: str | None = None,
     if site is not None:
         if site not in frame.columns:
             raise CodemapError(f"{folder}: no column named {site!r} in the parts "
-                               f"(columns: {', '.join(frame.columns)})")
+                               f"(columns: {name_list(frame.columns)})")
         groups = [(str(value), group) for value, group in frame.groupby(site, sort=True)]
     elif rows is not None:
         # Split between source rows, never inside one row's candidates.

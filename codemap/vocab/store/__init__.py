@@ -23,6 +23,7 @@ import duckdb
 import pandas as pd
 
 from ...config import VocabFilter, default_cache_dir
+from ...read.bounds import name_list
 from ...errors import CodemapError
 from ...files import atomic_path, sha256_file, sha256_text
 from ..vocabulary import Vocabulary
@@ -200,7 +201,7 @@ def select_filtered(con: duckdb.DuckDBPyConnection, vocab_filter: VocabFilter,
         column = next((c for c in columns if c.lower() == key.lower()), None)
         if column is None:
             raise CodemapError(f"{where}: no concept attribute {key!r} to filter on (attributes: "
-                               f"{', '.join(c for c in columns if c != 'code')})")
+                               f"{name_list(c for c in columns if c != 'code')})")
         by_key.setdefault(column, []).append(value.lower())
     for column, values in by_key.items():
         clauses.append(f'lower(CAST("{column}" AS VARCHAR)) IN '
