@@ -7,13 +7,19 @@ import time
 
 import pytest
 
+from codemap import progress
 from codemap.progress import elapsed
 
 from .conftest import REPO
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_elapsed_counts_time_and_is_silent_when_off():
-    shown = io.StringIO()
+    shown = _Terminal()
     with elapsed("exporting default to ONNX (once)", True, file=shown):
         time.sleep(1.3)
     assert re.search(r"exporting default to ONNX \(once\): 00:0[12] elapsed", shown.getvalue())
@@ -21,6 +27,33 @@ def test_elapsed_counts_time_and_is_silent_when_off():
     with elapsed("exporting", False, file=quiet):
         pass
     assert quiet.getvalue() == ""
+
+
+def test_a_log_gets_a_line_at_the_start_every_interval_and_at_the_end(monkeypatch):
+    """Off a terminal (a pipe, a log file) a long step is not silent: a line when it starts,
+    one every LOG_EVERY seconds with the share done, one when it ends."""
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.3)
+    monkeypatch.setattr(progress, "MIN_LOGGED", 0.0)
+    log = io.StringIO()
+    with progress.bar(10, "embedding", "term", True, file=log) as shown:
+        for _ in range(10):
+            time.sleep(0.1)
+            shown.update(1)
+    lines = log.getvalue().splitlines()
+    assert lines[0] == "codemap: embedding: started (10 terms)"
+    assert any(re.fullmatch(r"codemap: embedding: \ds elapsed, \d of 10 terms \(\d+%\)", line)
+               for line in lines[1:-1]), lines
+    assert re.fullmatch(r"codemap: embedding: \ds, 10 of 10 terms \(100%\) — done", lines[-1])
+    steps = io.StringIO()
+    with progress.elapsed("exporting", True, file=steps):
+        time.sleep(0.7)
+    lines = steps.getvalue().splitlines()
+    assert lines[0] == "codemap: exporting: started" and "elapsed" in lines[1]
+    assert lines[-1] == "codemap: exporting: 0s — done"
+    silent = io.StringIO()
+    with progress.bar(10, "embedding", "term", False, file=silent) as shown:
+        shown.update(10)
+    assert silent.getvalue() == ""
 
 
 def test_no_message_promises_an_unmeasured_duration():

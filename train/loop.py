@@ -20,10 +20,10 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 
 from codemap.config import EncoderConfig, EvalConfig, ReadOptions
 from codemap.errors import CodemapError
+from codemap.progress import bar as progress_bar
 from codemap.embed import Pooling, resolve_model
 from codemap.read import read_code_list
 
@@ -111,8 +111,8 @@ def train(config: TrainConfig) -> dict:
 
     # --- the loop ---
     names_per_step = 2 * config.batch_triplets * config.grad_accum  # heads and tails
-    bar = tqdm(total=config.steps, initial=start, desc="training", unit="step",
-               disable=not config.progress or rank != 0)
+    bar = progress_bar(config.steps, "training", "step", config.progress and rank == 0,
+                       initial=start)
     started = time.perf_counter()
     window_start, window_steps, step = started, 0, start
     for step in range(start + 1, config.steps + 1):

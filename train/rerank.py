@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from codemap.config import EncoderConfig, default_cache_dir
 from codemap.embed import Encoder
 from codemap.errors import CodemapError
+from codemap.progress import bar as progress_bar
 from codemap.embed import load_or_build_index
 from codemap.embed import resolve_model
 from codemap.rank.rerank import RERANKER_FILE, pair_length
@@ -199,7 +199,7 @@ def train_reranker(config: TrainConfig) -> dict:
             "negatives": config.rerank_negatives,
             "random_negatives": config.rerank_random_negatives, "miner": "default", "pool": config.rerank_pool,
             "train_config": config.as_dict()}
-    bar = tqdm(total=config.steps, desc="training re-ranker", unit="step", disable=not config.progress)
+    bar = progress_bar(config.steps, "training re-ranker", "step", config.progress)
     clock = window = time.perf_counter()
     losses = []
     for step in range(1, config.steps + 1):

@@ -1,6 +1,7 @@
 """What the CLI prints after a run: one screen, for a person."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,13 @@ from rich.table import Table
 from ..decide.triage import NO_CANDIDATES, SUGGESTIONS
 
 SCORE_BANDS = (0.9, 0.8, 0.7, 0.5)
+
+
+def summary_console() -> Console:
+    """Where summaries print: lines never wrapped by rich (a log or a pipe gets each line whole,
+    not "2,377 \\nconcepts" at column 80); tables as wide as they need where nothing says how
+    wide the screen is."""
+    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 
 
 def tier_line(tiers: dict) -> str:
@@ -38,7 +46,7 @@ def print_ray_summary(counts: dict, output: Path) -> None:
 
 def print_map_summary(result, output: Path, console: Console | None = None) -> None:
     """Rows read / mapped, the top-score distribution, timings and cache use."""
-    console = console or Console(stderr=False, highlight=False)
+    console = console or summary_console()
     run = result.run
     frame = result.candidates
     top = frame[frame["rank"] == 1]["score"].to_numpy(dtype=float)
@@ -73,7 +81,7 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
 
 def print_eval_table(report: dict, console: Console | None = None) -> None:
     """A table of acc@k and MRR per ranking method."""
-    console = console or Console(highlight=False)
+    console = console or summary_console()
     console.print(f"target {report['target']}; model {report['model']} "
                   f"({report.get('backend', 'torch')}); "
                   f"{report['n_in_target']} of {report['n_pairs']} gold pairs have their code "
@@ -108,7 +116,7 @@ def print_eval_table(report: dict, console: Console | None = None) -> None:
 
 def print_calibration(calibrator, report: dict, output: Path, console: Console | None = None) -> None:
     """The cross-fitted figures of a fitted calibrator."""
-    console = console or Console(highlight=False)
+    console = console or summary_console()
     console.print(f"{report['queries']} dev queries ({report['missing_queries']} without their gold "
                   f"concept), {report['candidates']} candidates; top-1 correct "
                   f"{report['top1_accuracy']:.3f}; model {calibrator.model}, {calibrator.domain} "

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ..config import EncoderConfig, default_cache_dir, model_cache_dir
+from ..progress import bar
 from .manifest import Backend, ModelInfo
 from .models import resolve_model
 from .onnx_backend import OnnxBackend
@@ -62,12 +62,11 @@ class Encoder:
             return out
         prefixed = [self.info.prefix + t for t in texts]
         order = np.argsort([-len(t) for t in prefixed], kind="stable")
-        with tqdm(total=len(texts), desc=desc, unit="term", disable=not progress,
-                  leave=False) as bar:
+        with bar(len(texts), desc, "term", progress, leave=False) as shown:
             for start in range(0, len(order), batch_size):
                 idx = order[start:start + batch_size]
                 out[idx] = self._backend.embed([prefixed[i] for i in idx])
-                bar.update(len(idx))
+                shown.update(len(idx))
         return out
 
 

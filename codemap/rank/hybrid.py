@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from ..config import RankConfig
 from ..embed.index import NameIndex
+from ..progress import bar as progress_bar
 from ..vocab.vocabulary import Vocabulary
 from .evidence import extra_candidates, for_row, sibling_keys, weigh_bound
 
@@ -48,8 +48,7 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     # Exact scoring sees every concept: their penalties once (the pooled path asks per chunk).
     penalty = (None if hub is None or pooled or config.method == "lexical" else
                hub.penalty(np.arange(len(layout.concept_codes))))
-    with tqdm(total=len(rows), desc="ranking", unit="row", disable=not progress,
-              leave=False) as bar:
+    with progress_bar(len(rows), "ranking", "row", progress, leave=False) as bar:
         for start in range(0, len(rows), step):
             chunk = slice(start, start + step)
             excluded = None if exclude is None else exclude[chunk]
