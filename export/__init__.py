@@ -38,6 +38,7 @@ class ExportConfig:
     int8: bool = False  # add model.int8.onnx (the CPU default if it agrees with torch, see _cpu_file)
     optimize: bool = False  # fuse attention/LayerNorm/GELU with onnxruntime's optimiser
     parity_terms: int | None = None  # cap on parity queries (None: all LOINC short names)
+    parity_corpus: int | None = None  # cap on the parity corpus (None: see parity.loinc_terms)
     # Drop an int8/fp16 variant that fails parity instead of failing the export (used by the
     # automatic export on first use, which must not stop a mapping run over an optional variant).
     drop_failed_variants: bool = False
@@ -75,7 +76,7 @@ def export_model(config: ExportConfig, source: ModelInfo | None = None) -> Expor
     tokenizer.save_pretrained(str(staging))
     info = _export_info(source, staging, tokenizer, variants, config)
     write_manifest(staging, info)
-    terms = parity.loinc_terms(config.parity_terms)
+    terms = parity.loinc_terms(config.parity_terms, config.parity_corpus)
     try:
         report = parity.check_parity(source, info, variants, terms)
     except CodemapError as error:

@@ -64,14 +64,16 @@ class ParityTerms:
         return self.queries + self.corpus
 
 
-def loinc_terms(limit: int | None = None) -> ParityTerms:
-    """LOINC short names (queries) and long common names (corpus) from the built-in subset."""
+def loinc_terms(limit: int | None = None, corpus: int | None = None) -> ParityTerms:
+    """LOINC short names (queries) and long common names (corpus) from the built-in subset:
+    `limit` queries (None: all) against `corpus` names (None: all when every query is asked,
+    else at least 1,000, so that top-10 agreement means something)."""
     vocab = builtin_loinc()
     names = vocab.names
     short = names[names["name_type"] == "short"]
     long = names[names["name_type"] == "preferred"]
     if limit:
-        short, long = short.iloc[:limit], long.iloc[:max(limit, 1000)]
+        short, long = short.iloc[:limit], long.iloc[:corpus or max(limit, 1000)]
     return ParityTerms(queries=short["name"].tolist(), corpus=long["name"].tolist(),
                        query_codes=short["code"].tolist(), corpus_codes=long["code"].tolist())
 

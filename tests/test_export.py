@@ -210,8 +210,10 @@ def test_map_with_export_runs_without_torch(default_export, export_cache, tmp_pa
               "            raise ImportError(name)\n"
               "sys.meta_path.insert(0, NoTorch())\n"
               "from codemap.cli import main; main()")
+    # A 150-code slice of LOINC: the index of a model of its own is built for this test alone.
     done = subprocess.run([sys.executable, "-c", script, "map", str(DATA / "labs_de_cp1252.csv"),
-                           "--target", "LOINC", "--model", str(out), "-o", str(table), "-q",
+                           "--target", str(DATA / "loinc_en_small.csv"), "--model", str(out),
+                           "-o", str(table), "-q",
                            "--cache-dir", str(export_cache)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -221,8 +223,9 @@ def test_map_with_export_runs_without_torch(default_export, export_cache, tmp_pa
 def test_map_with_export_end_to_end(default_export, export_cache, tmp_path):
     out, _ = default_export
     table = tmp_path / "labs.csv"
-    result = runner.invoke(app, ["map", str(EXAMPLES / "labs.csv"), "--target", "LOINC",
-                                 "--model", str(out), "-o", str(table), "--top-k", "3",
+    result = runner.invoke(app, ["map", str(EXAMPLES / "labs.csv"), "--target",
+                                 str(DATA / "loinc_en_small.csv"), "--model", str(out),
+                                 "-o", str(table), "--top-k", "3",
                                  "--cache-dir", str(export_cache), "--method", "encoder"])
     assert result.exit_code == 0, result.output
     import pandas as pd

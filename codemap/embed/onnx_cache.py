@@ -2,13 +2,15 @@
 
 With `auto` (the default) a Hugging Face folder model (`--model default`, a `codemap train` run,
 a hub id) is exported once to ONNX into the model cache and run with ONNX Runtime from then on:
-2x (fp32) or more (int8) faster on CPU than PyTorch, and no torch import once the export exists.
-The cache folder is keyed by the weights' hash, the variants exported and the export code, so a
-retrained model or a changed exporter gets a fresh export. The export is built in a temporary
-folder and renamed into place after its parity check, so a killed export leaves nothing that a
-later run would load. `int8` runs the export's int8 variant on CPU even where the parity check
-kept it from being the default (about 2x fp32; the top-1 may change between near-identical names,
-see export/parity.py).
+2x faster on CPU than PyTorch, and no torch import once the export exists. The first run makes
+only what it runs: fp32 (and fp16 where onnxruntime has CUDA), checked against torch on
+PARITY_TERMS real terms (fp32 must equal torch; the full retrieval check of every variant is
+`codemap export`'s). `int8` is exported when a run first asks for it (`--backend int8`), into
+its own folder, with the full parity check: its top-1 may change between near-identical names
+(export/parity.py). Each folder is keyed by the weights' hash, its variants and the export code,
+so a retrained model or a changed exporter gets a fresh export. The export is built in a
+temporary folder and renamed into place after its parity check, so a killed export leaves
+nothing that a later run would load.
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "torch", "onnx", "int8")
 EXPORT_PACKAGES = ("torch", "transformers", "onnx")  # what a first export needs
+# Queries (LOINC short names) and as many corpus names of the first-use fp32 check: enough to
+# catch a wrong graph (cosine with torch), a few seconds instead of minutes.
+PARITY_TERMS = 128
 
 
 def runtime_model(info: ModelInfo, backend: str, model_dir: Path,
@@ -49,7 +54,8 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path,
         return _int8(info) if backend == "int8" else info
     if backend == "torch":
         return info
-    folder = export_folder(info, model_dir)
+    variants = run_variants(backend)
+    folder = export_folder(info, model_dir, variants)
     if not (folder / MANIFEST).exists():
         missing = [name for name in EXPORT_PACKAGES if not installed(name)]
         if missing and (backend != "auto" or "torch" in missing):
@@ -61,7 +67,7 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path,
             log.warning("onnx is not installed: running %s with PyTorch (pip install onnx to "
                         "export it once and embed faster)", info.id)
             return info
-        _export_into(info, folder, progress)
+        _export_into(info, folder, variants, progress)
     exported = read_manifest(folder, info.id)
     # The export is keyed by the weights; how the model ranks (its fusion weights, set by a later
     # rule) is read from the model itself, not from an export made before.
@@ -90,20 +96,22 @@ def installed(package: str) -> bool:
         return False
 
 
-def export_folder(info: ModelInfo, model_dir: Path) -> Path:
-    """The cache folder of `info`'s export: <model_dir>/onnx/<name>-<key>."""
-    key = sha256_text(info.fingerprint(), *auto_variants(), _export_code_hash())[:16]
+def export_folder(info: ModelInfo, model_dir: Path, variants: tuple[str, ...] | None = None) -> Path:
+    """The cache folder of `info`'s export with `variants` (run_variants("auto") when None):
+    <model_dir>/onnx/<name>-<key>."""
+    variants = run_variants("auto") if variants is None else variants
+    key = sha256_text(info.fingerprint(), *variants, _export_code_hash())[:16]
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(info.id).name or "model").strip("-.")[:40]
     return Path(model_dir) / "onnx" / f"{name or 'model'}-{key}"
 
 
-def auto_variants() -> tuple[str, ...]:
-    """fp32 and int8 always (the export makes int8 the CPU file only if it agrees with torch);
-    fp16 too where onnxruntime can run CUDA."""
+def run_variants(backend: str) -> tuple[str, ...]:
+    """What a run's export holds: fp32 (the CPU file), fp16 too where onnxruntime can run CUDA,
+    and int8 only for `--backend int8`."""
     import onnxruntime
 
-    cuda = CUDA in onnxruntime.get_available_providers()
-    return ("fp32", "int8", "fp16") if cuda else ("fp32", "int8")
+    variants = ("fp32", "int8") if backend == "int8" else ("fp32",)
+    return variants + ("fp16",) if CUDA in onnxruntime.get_available_providers() else variants
 
 
 def _export_code_hash() -> str:
@@ -116,10 +124,10 @@ def _export_code_hash() -> str:
     return sha256_text(*(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))))
 
 
-def _export_into(info: ModelInfo, folder: Path, progress: bool = False) -> None:
+def _export_into(info: ModelInfo, folder: Path, variants: tuple[str, ...],
+                 progress: bool = False) -> None:
     from ..export import ExportConfig, export_model  # needs torch: only on the first use
 
-    variants = auto_variants()
     # No duration promised: it depends on the machine and its load (193 s measured on a busy
     # 2-core one); a terminal shows the elapsed time instead.
     log.warning("exporting %s to ONNX once into %s (needs torch this one time; later runs load "
@@ -128,8 +136,12 @@ def _export_into(info: ModelInfo, folder: Path, progress: bool = False) -> None:
     try:
         out = scratch / "export"
         with elapsed(f"exporting {info.id} to ONNX (once)", progress):
+            # fp32 alone is checked on a sample (it equals torch or the graph is wrong); an int8
+            # variant gets the full retrieval check that decides whether it may run.
             export_model(ExportConfig(model=info.id, out=out, int8="int8" in variants,
-                                      fp16="fp16" in variants, drop_failed_variants=True),
+                                      fp16="fp16" in variants, drop_failed_variants=True,
+                                      parity_terms=None if "int8" in variants else PARITY_TERMS,
+                                      parity_corpus=None if "int8" in variants else PARITY_TERMS),
                          source=info)
         try:
             os.rename(out, folder)
