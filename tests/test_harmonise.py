@@ -181,3 +181,14 @@ def test_bad_inputs_one_line_exit_2_nothing_written(reviewed, tmp_path):
     for result in (twice, missing, version):
         assert len(result.output.strip().splitlines()) == 1
     assert not out.exists() and not list(tmp_path.glob(".out.*"))
+
+
+def test_output_folder_honours_the_umask(harmonised):
+    """The folder is shared with colleagues like every other output: a new folder's mode (0777
+    less the umask), not a private temporary folder's 0700."""
+    import os
+    import stat
+
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(harmonised.stat().st_mode) == 0o777 & ~umask

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..config import SAME_MEANING_MODEL, EncoderConfig, HarmoniseConfig
-from .command import user_errors
+from .command import progress_bars, setup_logging, user_errors
 from .options import Model
 
 app = typer.Typer()
@@ -35,6 +35,7 @@ def harmonise_command(
                                          min=0.5, max=1.0,
                                          help="Precision the name threshold is calibrated at."),
     model: Model = SAME_MEANING_MODEL,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
     """Put several sites' approved mappings side by side per target concept, with conflicts and
     coverage: harmonised.xlsx plus CSV, SSSOM and OMOP files in one folder.
@@ -46,7 +47,8 @@ def harmonise_command(
     config = HarmoniseConfig(output=output, sites=parse_sites(site or []), memory=memory,
                              target=target, name_threshold=name_threshold,
                              name_precision=name_precision, encoder=EncoderConfig(model=model))
-    result = harmonise(config)
+    setup_logging(False, quiet)
+    result = harmonise(config, progress=progress_bars(quiet))
     for name, table in result.tables.items():
         typer.echo(f"{name}: {len(table)} rows")
     typer.echo(f"same-meaning threshold {result.threshold}")

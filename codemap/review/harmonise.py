@@ -17,8 +17,8 @@ Every input is read and checked before anything is written; the folder is replac
 """
 from __future__ import annotations
 
+import logging
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..config import HarmoniseConfig
 from ..errors import CodemapError
+from ..files import temp_dir_beside
 from ..rank.labs import property_from_name
 from ..rank.units import parse_unit
 from ..vocab.target import load_target
@@ -34,6 +35,8 @@ from .apply import read_reviewed_workbook, resolve_reviews, target_from_run
 from .memory import MappingMemory, deprecated_codes
 from .harmonise_write import write_folder
 from .same_meaning import calibrate, shipped_threshold, similar_pairs
+
+log = logging.getLogger(__name__)
 
 CONFLICT_COLUMNS = ["kind", "target_code", "target_name", "site", "source_code", "source_text",
                     "unit", "other_site", "other_source_code", "other_source_text", "other_unit",
@@ -329,11 +332,13 @@ def _pair_row(kind, site, row, other_site, other, similarity, detail) -> dict:
 
 # --- the run -----------------------------------------------------------------------------------
 
-def harmonise(config: HarmoniseConfig, encoder=None) -> Harmonised:
+def harmonise(config: HarmoniseConfig, encoder=None, progress: bool = False) -> Harmonised:
     """Read the sites, build the tables and write the output folder; returns the tables.
 
-    `encoder` (an embed.Encoder) is loaded from config.encoder when not given. Raises
-    CodemapError for a bad input before anything is written.
+    `encoder` (an embed.Encoder) is loaded from config.encoder when not given, saying so first:
+    the same-meaning judge is another model than the sites mapped with (see
+    config.SAME_MEANING_MODEL), exported to ONNX on its first use (`progress`: its progress
+    lines). Raises CodemapError for a bad input before anything is written.
     """
     if bool(config.sites) == (config.memory is not None):
         raise CodemapError("give the sites' workbooks (--site) or one --memory, not both or neither")
@@ -344,7 +349,9 @@ def harmonise(config: HarmoniseConfig, encoder=None) -> Harmonised:
     if encoder is None:
         from ..embed import Encoder
 
-        encoder = Encoder.load(config.encoder)
+        log.warning("loading the same-meaning judge, model %r (its ONNX export is made once, on "
+                    "first use)", config.encoder.model)
+        encoder = Encoder.load(config.encoder, progress=progress)
     threshold, described = _threshold(config, encoder, vocab)
     table = crosswalk(sites, vocab)
     tables = {"crosswalk": table, "conflicts": conflicts(sites, vocab, encoder, threshold),
@@ -366,7 +373,7 @@ def write_harmonised(result: Harmonised, output: Path) -> Path:
     """Write the whole folder beside `output`, then swap it in: a failed run leaves the old one."""
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".part", dir=output.parent))
+    staging = temp_dir_beside(output)  # a new folder's mode (the umask's), not mkdtemp's 0700
     try:
         write_folder(result, staging)
         if output.exists():
