@@ -188,15 +188,21 @@ _PEAK_REPORTING = ("import atexit, os, re\n"
                    "from codemap.cli import main; main()")
 
 
-def refuse(source: Path, scratch: Path) -> dict:
-    """`codemap map SOURCE --target LOINC -o scratch/out.csv` in a child process: its exit
-    code, seconds, peak resident memory (MB), stderr, and whether it wrote the output."""
-    output, peak = scratch / "out.csv", scratch / "peak.txt"
+def run_cli(args: list[str], scratch: Path) -> dict:
+    """`codemap ARGS` in a child process: its exit code, seconds, peak resident memory (MB) and
+    stderr."""
+    peak = scratch / "peak.txt"
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _PEAK_REPORTING, "map", str(source), "--target",
-                           "LOINC", "-o", str(output), "--cache-dir", str(scratch / "cache")],
-                          capture_output=True, text=True,
-                          env={**os.environ, "CODEMAP_PEAK_FILE": str(peak)})
+    done = subprocess.run([sys.executable, "-c", _PEAK_REPORTING, *args], capture_output=True,
+                          text=True, env={**os.environ, "CODEMAP_PEAK_FILE": str(peak)})
     return {"exit_code": done.returncode, "seconds": round(time.perf_counter() - started, 2),
-            "peak_mb": round(int(peak.read_text()) / 1024), "stderr": done.stderr.strip(),
-            "output_written": output.exists()}
+            "peak_mb": round(int(peak.read_text()) / 1024), "stderr": done.stderr.strip()}
+
+
+def refuse(source: Path, scratch: Path) -> dict:
+    """`codemap map SOURCE --target LOINC -o scratch/out.csv` (run_cli), and whether it wrote
+    the output."""
+    output = scratch / "out.csv"
+    found = run_cli(["map", str(source), "--target", "LOINC", "-o", str(output), "--cache-dir",
+                     str(scratch / "cache")], scratch)
+    return {**found, "output_written": output.exists()}
