@@ -124,3 +124,15 @@ def test_the_public_api_is_importable_from_the_top():
                                     "VocabStore", "write_candidates", "CodemapError"}
     for name in codemap.__all__:
         assert getattr(codemap, name) is not None
+
+
+def test_no_run_state_in_git():
+    """Training checkpoints and optimiser states live outside the tree (docs/training.md): the
+    only tracked weights are the shipped adapters in codemap/data/ and test fixtures."""
+    tracked = subprocess.run(["git", "ls-files", "*.safetensors", "*.pt", "*.bin", "*.ckpt"],
+                             cwd=PACKAGE.parent, capture_output=True, text=True)
+    if tracked.returncode != 0:  # not a git checkout (an installed package): nothing to check
+        return
+    stray = [f for f in tracked.stdout.splitlines()
+             if not f.startswith(("codemap/data/", "tests/"))]
+    assert not stray, f"run state tracked in git: {stray[:5]}"
