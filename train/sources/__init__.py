@@ -27,12 +27,9 @@ __all__ = ["PUBLIC_SOURCES", "PACKAGE_SOURCES", "resolve_kg", "load_obo", "load_
 
 def resolve_kg(spec: str, data_dir: Path | None) -> Vocabulary:
     """`--kg` value → Vocabulary: an .obo file, a public source name read from `data_dir`
-<<<<<<< HEAD
-    (loinc, loinc-en, hpo, do, icd10) or a package (icd10cm, icd10pcs), or anything `codemap.vocab.load_target` knows (store, built-in, file).
-=======
     (loinc, loinc-en, hpo-2015, do, atc, drugcentral, drugs, omop-drugs) or a package (icd10cm,
-    hpo, abbrev), or anything `codemap.vocab.load_target` knows (store, built-in, file).
->>>>>>> wt-kg-more
+    icd10, icd10pcs, hpo, abbrev), or anything `codemap.vocab.load_target` knows (store,
+    built-in, file).
 
     Raises CodemapError when it is none of these.
     """
