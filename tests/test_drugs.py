@@ -190,3 +190,7 @@ def test_brand_implies_ingredients_and_offers_candidates(budesonide):
     assert "brand Pulmicort ✔" in ranked["explanation"]["d"]
     ingredients = drug_scorers(BUDESONIDE)[0]
     assert ingredients.candidates({"text": "Pulmicort ea"}) == {"d"}
+
+
+def test_a_word_with_an_accented_letter_is_one_name_word():
+    assert parse_drug("Paracétamol 500 mg").words == ("paracétamol",)  # not ("parac", "tamol")

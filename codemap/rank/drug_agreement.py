@@ -22,13 +22,13 @@ embedding and lexical indexes may miss them ("Lodosyn 5O MG" → every [Lodosyn]
 from __future__ import annotations
 
 import functools
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Mapping
 
 import pandas as pd
 
+from ..read.normalize import WORDS
 from .drugs import DrugParse, ingredient_key, parse_drug, strength_comparable, strengths_agree
 from .evidence import NO_EVIDENCE, Evidence
 
@@ -61,7 +61,7 @@ def _word_in(word: str, words: set[str]) -> bool:
 
 
 def _normalised(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    return " ".join(WORDS.findall(text.lower()))
 
 
 class DrugMatcher:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import pint
 
+from ..read.normalize import LETTER, LETTER_OR_DIGIT
+
 # --- units ----------------------------------------------------------------------------------------
 
 # Written unit → pint unit. Keys are lower-case; anything not here is not a unit.
@@ -236,14 +238,15 @@ def _name_key(word: str) -> str:
 # --- parsing ---------------------------------------------------------------------------------------
 
 _NUMBER = r"\d[\d,]*(?:\.\d+)?|\.\d+"
-_TOKEN = re.compile(rf"(?P<num>{_NUMBER})|(?P<pct>%)|(?P<word>[A-Za-zµ][A-Za-zµ0-9]*)|(?P<sep>[/\-+:;])")
-_TYPO_O = re.compile(r"(?<=\d)[oO](?=\s|$|[A-Za-z]{1,3}\b|[/\-])")
+# Words of any script ("Paracétamol" is one word; µ is a letter).
+_TOKEN = re.compile(rf"(?P<num>{_NUMBER})|(?P<pct>%)|(?P<word>{LETTER}{LETTER_OR_DIGIT}*)|(?P<sep>[/\-+:;])")
+_TYPO_O = re.compile(rf"(?<=\d)[oO](?=\s|$|{LETTER}{{1,3}}\b|[/\-])")
 _BRACKET = re.compile(r"\[([^\]]+)\]\s*$")
 _PACK = re.compile(r"^\{(.*)\}\s*(pack|kit)\b", re.IGNORECASE)
 # Counts, not strengths: a bare number in parentheses ("Cryselle (28)", "Emend 125 mg (1)") is a
 # pack or dose count, and "x 2" a number of items.
-_COUNTS = re.compile(r"\(\s*\d+\s*\)|(?<![\w.])[xX]\s*\d+\b(?!\s*[%A-Za-zµ.])")
-_QUANT_PREFIX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s+(ML|ACTUAT|HR|DAY|MG|UNT)\s+(?=[A-Za-z{])")
+_COUNTS = re.compile(rf"\(\s*\d+\s*\)|(?<![\w.])[xX]\s*\d+\b(?!\s*(?:[%.]|{LETTER}))")
+_QUANT_PREFIX = re.compile(rf"^\s*(\d+(?:\.\d+)?)\s+(ML|ACTUAT|HR|DAY|MG|UNT)\s+(?={LETTER}|{{)")
 
 
 @dataclass(frozen=True)
@@ -317,7 +320,7 @@ def parse_drug(text: str, *, concept: bool = False) -> DrugParse:
 
 def ingredient_key(name: str) -> tuple[str, ...]:
     """Salt-free lower-case words of an ingredient name: "Maprotiline Hydrochloride" → ("maprotiline",)."""
-    words = [_name_key(w) for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", name)]
+    words = [_name_key(w) for w in re.findall(f"{LETTER}{LETTER_OR_DIGIT}*", name)]
     kept = tuple(w for w in words if w not in _SALT_WORDS and w not in _NOISE_WORDS and len(w) > 1)
     return kept or tuple(words)
 

@@ -16,15 +16,15 @@ from importlib import resources
 
 import pandas as pd
 
+from ..read.normalize import LETTERS
 from .vocabulary import Vocabulary
 
 TABLE = "data/drugs/inn_synonyms.tsv"
-_WORDS = re.compile(r"[a-z]+")
 
 
 def ingredient_words(name: str) -> list[str]:
     """The one- and two-word lower-case phrases of a drug name, where an ingredient name can be."""
-    words = _WORDS.findall(name.lower())
+    words = LETTERS.findall(name.lower())
     return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
 
 
