@@ -6,13 +6,14 @@ import pytest
 
 from .conftest import DATA
 from codemap.config import RankConfig
-from codemap.rank.drug_agreement import DrugMatcher, drug_scorers
+from codemap.rank.drug_agreement import TIER_INGREDIENT_ALL, DrugMatcher, drug_scorers
 from codemap.rank.evidence import weigh
 from codemap.embed import load_or_build_index
 from codemap.rank import load_or_build_lexical
 from codemap.rank import evidence_scorers
 from codemap.rank import rank_hybrid
 from codemap.vocab import Vocabulary
+from codemap.vocab.vocabulary import builtin_drugs
 from codemap.rank.drugs import Strength, parse_drug, strengths_agree
 
 DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
@@ -194,3 +195,22 @@ def test_brand_implies_ingredients_and_offers_candidates(budesonide):
 
 def test_a_word_with_an_accented_letter_is_one_name_word():
     assert parse_drug("Paracétamol 500 mg").words == ("paracétamol",)  # not ("parac", "tamol")
+
+
+def test_ingredients_read_international_and_us_names_on_both_sides():
+    """The shipped INN table (codemap.vocab.drug_names) on both sides of the comparison: a list
+    writing paracetamol or salbutamol meets the shipped target's US names (it had read
+    "ingredients acetaminophen not in source ✘"), and a target written with international names
+    meets a list writing the US ones."""
+    shipped = DrugMatcher(builtin_drugs().concepts)
+    paracetamol, salbutamol = parse_drug("Paracetamol 500mg tab"), parse_drug("Salbutamol 100mcg inh")
+    assert shipped.ingredients(paracetamol, "19119236").reason == "ingredients acetaminophen ✔"
+    assert shipped.ingredients(salbutamol, "46234507").reason == "ingredients albuterol ✔"
+    assert "19119236" in shipped.lexical_candidates(paracetamol)
+    assert shipped.ingredients(paracetamol, "1177480").adjust < 0  # ibuprofen: still not in it
+    international = DrugMatcher(pd.DataFrame({"code": ["p", "s"], "name": [
+        "Paracetamol 500 MG Oral Tablet", "Salbutamol 0.1 MG/ACTUAT Metered Dose Inhaler"]}))
+    assert international.ingredients(parse_drug("Acetaminophen 500 mg Tab"), "p").tier == \
+        TIER_INGREDIENT_ALL
+    assert international.ingredients(parse_drug("Albuterol HFA 90 mcg"), "s").reason == \
+        "ingredients salbutamol ✔"

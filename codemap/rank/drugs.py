@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pint
 
 from ..read.normalize import LETTER, LETTER_OR_DIGIT
+from ..vocab.drug_names import in_one_spelling, one_spelling
 
 # --- units ----------------------------------------------------------------------------------------
 
@@ -206,7 +207,7 @@ RXNORM_DOSE_FORMS = sorted([
 
 # Salts and modifiers dropped from ingredient names on both sides ("Maprotiline HCl" ~
 # "Maprotiline Hydrochloride" ~ "maprotiline").
-_SALT_WORDS = {
+_SALT_WORDS = frozenset({
     "hcl", "hydrochloride", "dihydrochloride", "sodium", "na", "potassium", "calcium",
     "magnesium", "sulfate", "sulphate", "tartrate", "bitartrate", "succinate", "succ", "maleate",
     "mesylate", "besylate", "acetate", "citrate", "phosphate", "fumarate", "bromide", "chloride",
@@ -215,7 +216,7 @@ _SALT_WORDS = {
     "cilexetil", "dipivoxil", "hyclate", "lactate", "gluconate", "estolate", "ethylsuccinate",
     "decanoate", "pamoate", "xinafoate", "bisulfate", "nitrate", "oxalate", "hemifumarate",
     "disoproxil",
-}
+})
 # Words that are packaging, ordering or study noise, never part of a drug name.
 _NOISE_WORDS = {
     "ind", "nf", "ea", "each", "bulk", "premix", "frozen", "froz", "bottle", "bag", "vial",
@@ -323,6 +324,12 @@ def ingredient_key(name: str) -> tuple[str, ...]:
     words = [_name_key(w) for w in re.findall(f"{LETTER}{LETTER_OR_DIGIT}*", name)]
     kept = tuple(w for w in words if w not in _SALT_WORDS and w not in _NOISE_WORDS and len(w) > 1)
     return kept or tuple(words)
+
+
+def in_one_name(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Lower-case name words with an ingredient's international and US names written alike, salt
+    words aside (codemap.vocab.drug_names): ("acetaminophen",) and ("paracetamol",) read the same."""
+    return in_one_spelling(words, one_spelling(_SALT_WORDS))
 
 
 def _find_dose_form(body: str) -> str:
