@@ -1,5 +1,6 @@
 """The drug-string parser on real dev strings, and the drug agreement ordering contract."""
 import csv
+from importlib import resources
 
 import pandas as pd
 import pytest
@@ -14,7 +15,7 @@ from codemap.rank import evidence_scorers
 from codemap.rank import rank_hybrid
 from codemap.vocab import Vocabulary
 from codemap.vocab.vocabulary import builtin_drugs
-from codemap.rank.drugs import Strength, parse_drug, strengths_agree
+from codemap.rank.drugs import FORM_TABLE, Strength, parse_drug, strengths_agree
 
 DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
 
@@ -214,3 +215,38 @@ def test_ingredients_read_international_and_us_names_on_both_sides():
         TIER_INGREDIENT_ALL
     assert international.ingredients(parse_drug("Albuterol HFA 90 mcg"), "s").reason == \
         "ingredients salbutamol ✔"
+
+
+# The usual pharmacy abbreviations of dose forms, routes and release types; several had been read
+# as name words ("gastro", "resistant", "mr") or not at all ("inh").
+@pytest.mark.parametrize("written", [
+    "tab", "tabs", "cap", "caps", "susp", "soln", "sol", "inj", "supp", "oint", "crm", "EC", "ER",
+    "XR", "DR", "CR", "SR", "MR", "ODT", "neb", "syr", "gtt", "patch", "eff", "disp", "inh",
+    "gastro-resistant", "prolonged-release", "modified release"])
+def test_dose_form_abbreviations_are_read_as_forms(written):
+    parsed = parse_drug(f"Examplumab 10 mg {written}")
+    assert parsed.forms and parsed.words == ("examplumab",), parsed
+
+
+def test_the_dose_form_table_says_where_each_word_comes_from():
+    lines = (resources.files("codemap") / FORM_TABLE).read_text(encoding="utf-8").splitlines()
+    header = [line for line in lines if line.startswith("#")]
+    rows = list(csv.DictReader([line for line in lines if not line.startswith("#")],
+                               delimiter="\t"))
+    sources = {row["source"] for row in rows}
+    assert sources == {"rxnorm", "edqm", "pharmacy", "local"}
+    assert all(any(line.startswith(f"#   {source} ") for line in header) for source in sources)
+    assert len({row["written"] for row in rows}) == len(rows)  # each word once
+
+
+def test_abbreviated_forms_agree_with_rxnorm_dose_forms():
+    concepts = pd.DataFrame({"code": ["susp", "caps", "dr"], "name": [
+        "Amoxicillin 50 MG/ML Oral Suspension", "Amoxicillin 250 MG Oral Capsule",
+        "Omeprazole 20 MG Delayed Release Oral Capsule"]})
+    matcher = DrugMatcher(concepts)
+    amoxicillin = parse_drug("Amoxicillin 250mg/5ml susp")
+    assert matcher.form(amoxicillin, "susp").reason == "form Oral Suspension ~ source liquid ✔"
+    assert matcher.form(amoxicillin, "caps").reason == "form Oral Capsule ≠ source liquid ✘"
+    omeprazole = parse_drug("Omeprazole 20mg gastro-resistant caps")
+    assert omeprazole.words == ("omeprazole",) and "delayed" in omeprazole.forms
+    assert matcher.form(omeprazole, "dr").adjust > 0

@@ -43,6 +43,9 @@ WEIGHTS = {
 # Tiers (sorted before the score): ingredient match level outweighs a strength contradiction.
 TIER_INGREDIENT_ALL, TIER_INGREDIENT_SOME, TIER_STRENGTH_CONTRADICT = 4, 2, -1
 _ORAL_SOLIDS = {"tablet", "capsule"}
+# What a product is made as, said where a string names no form ("Amoxicillin 250mg/5ml susp" is a
+# liquid): compared with every group of the concept's dose form ("Oral Suspension": oral, liquid).
+_STATES = {"liquid", "powder"}
 _MIN_PREFIX = 6  # "glycopyrrolate" ~ "glycopyrronium", "hydromorphone" ~ "hydromorphon"
 
 
@@ -146,10 +149,10 @@ class DrugMatcher:
         offered = _product_forms(concept) if concept else set()
         if not offered:
             return NO_EVIDENCE
-        wanted = _product_forms(source)
+        wanted = _product_forms(source) or set(source.forms & _STATES)
         if not wanted:
             return Evidence(WEIGHTS["form_unstated"], f"form {concept.dose_form}, source states none ~")
-        if wanted & offered:
+        if wanted & (offered | concept.forms):
             return Evidence(WEIGHTS["form_agree"],
                             f"form {concept.dose_form} ~ source {'/'.join(sorted(wanted))} ✔")
         return Evidence(WEIGHTS["form_contradict"],
