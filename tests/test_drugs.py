@@ -4,8 +4,10 @@ from importlib import resources
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from .conftest import DATA
+from codemap.cli import app
 from codemap.config import RankConfig
 from codemap.rank.drug_agreement import TIER_INGREDIENT_ALL, DrugMatcher, drug_scorers
 from codemap.rank.evidence import weigh
@@ -250,3 +252,20 @@ def test_abbreviated_forms_agree_with_rxnorm_dose_forms():
     omeprazole = parse_drug("Omeprazole 20mg gastro-resistant caps")
     assert omeprazole.words == ("omeprazole",) and "delayed" in omeprazole.forms
     assert matcher.form(omeprazole, "dr").adjust > 0
+
+
+def test_cli_maps_an_english_medication_list_in_the_targets_language(tmp_path, shared_cache):
+    """The real CLI on a UK-style medication list against the built-in DRUGS: its language is
+    not guessed from drug names (it had been Danish), paracetamol and salbutamol meet their US
+    names, and "susp" is a liquid, not a capsule."""
+    out = tmp_path / "meds.csv"
+    result = CliRunner().invoke(app, ["map", str(DATA / "meds_en.csv"), "--target", "DRUGS",
+                                      "-o", str(out), "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    assert "language unknown (too few words carry a language)" in " ".join(result.output.split())
+    found = pd.read_csv(out, dtype=str, keep_default_na=False)
+    top = found[found["rank"] == "1"].set_index("source_code")["explanation"]
+    assert "ingredients acetaminophen ✔" in top["M01"]
+    assert "ingredients albuterol ✔" in top["M03"]
+    capsule = found[(found["source_code"] == "M02") & (found["target_code"] == "19073184")]
+    assert "form Oral Capsule ≠ source liquid ✘" in capsule["explanation"].iloc[0]

@@ -316,6 +316,12 @@ def in_one_name(words: tuple[str, ...]) -> tuple[str, ...]:
     return in_one_spelling(words, one_spelling(_SALT_WORDS))
 
 
+def written_words() -> frozenset[str]:
+    """Lower-case words a drug string writes for units, dose forms, routes and release types
+    ("mg", "tab", "susp", "gastro"): pharmacy words, not words of the list's own language."""
+    return frozenset(_UNIT_WORDS) | {word for phrase in form_words() for word in phrase}
+
+
 def _form_at(tokens: list[tuple[str, str]], start: int, used=frozenset()) -> tuple[int, frozenset]:
     """(tokens spanned, form groups) of the longest written form (form_words) that starts at token
     `start`: ("gastro", "-", "resistant") spans 3 tokens; (0, ∅) where none does."""
