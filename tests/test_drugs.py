@@ -1,19 +1,23 @@
 """The drug-string parser on real dev strings, and the drug agreement ordering contract."""
 import csv
+from importlib import resources
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from .conftest import DATA
+from codemap.cli import app
 from codemap.config import RankConfig
-from codemap.rank.drug_agreement import DrugMatcher, drug_scorers
+from codemap.rank.drug_agreement import TIER_INGREDIENT_ALL, DrugMatcher, drug_scorers
 from codemap.rank.evidence import weigh
 from codemap.embed import load_or_build_index
 from codemap.rank import load_or_build_lexical
 from codemap.rank import evidence_scorers
 from codemap.rank import rank_hybrid
 from codemap.vocab import Vocabulary
-from codemap.rank.drugs import Strength, parse_drug, strengths_agree
+from codemap.vocab.vocabulary import builtin_drugs
+from codemap.rank.drugs import FORM_TABLE, Strength, parse_drug, strengths_agree
 
 DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
 
@@ -190,3 +194,78 @@ def test_brand_implies_ingredients_and_offers_candidates(budesonide):
     assert "brand Pulmicort ✔" in ranked["explanation"]["d"]
     ingredients = drug_scorers(BUDESONIDE)[0]
     assert ingredients.candidates({"text": "Pulmicort ea"}) == {"d"}
+
+
+def test_a_word_with_an_accented_letter_is_one_name_word():
+    assert parse_drug("Paracétamol 500 mg").words == ("paracétamol",)  # not ("parac", "tamol")
+
+
+def test_ingredients_read_international_and_us_names_on_both_sides():
+    """The shipped INN table (codemap.vocab.drug_names) on both sides of the comparison: a list
+    writing paracetamol or salbutamol meets the shipped target's US names (it had read
+    "ingredients acetaminophen not in source ✘"), and a target written with international names
+    meets a list writing the US ones."""
+    shipped = DrugMatcher(builtin_drugs().concepts)
+    paracetamol, salbutamol = parse_drug("Paracetamol 500mg tab"), parse_drug("Salbutamol 100mcg inh")
+    assert shipped.ingredients(paracetamol, "19119236").reason == "ingredients acetaminophen ✔"
+    assert shipped.ingredients(salbutamol, "46234507").reason == "ingredients albuterol ✔"
+    assert "19119236" in shipped.lexical_candidates(paracetamol)
+    assert shipped.ingredients(paracetamol, "1177480").adjust < 0  # ibuprofen: still not in it
+    international = DrugMatcher(pd.DataFrame({"code": ["p", "s"], "name": [
+        "Paracetamol 500 MG Oral Tablet", "Salbutamol 0.1 MG/ACTUAT Metered Dose Inhaler"]}))
+    assert international.ingredients(parse_drug("Acetaminophen 500 mg Tab"), "p").tier == \
+        TIER_INGREDIENT_ALL
+    assert international.ingredients(parse_drug("Albuterol HFA 90 mcg"), "s").reason == \
+        "ingredients salbutamol ✔"
+
+
+# The usual pharmacy abbreviations of dose forms, routes and release types; several had been read
+# as name words ("gastro", "resistant", "mr") or not at all ("inh").
+@pytest.mark.parametrize("written", [
+    "tab", "tabs", "cap", "caps", "susp", "soln", "sol", "inj", "supp", "oint", "crm", "EC", "ER",
+    "XR", "DR", "CR", "SR", "MR", "ODT", "neb", "syr", "gtt", "patch", "eff", "disp", "inh",
+    "gastro-resistant", "prolonged-release", "modified release"])
+def test_dose_form_abbreviations_are_read_as_forms(written):
+    parsed = parse_drug(f"Examplumab 10 mg {written}")
+    assert parsed.forms and parsed.words == ("examplumab",), parsed
+
+
+def test_the_dose_form_table_says_where_each_word_comes_from():
+    lines = (resources.files("codemap") / FORM_TABLE).read_text(encoding="utf-8").splitlines()
+    header = [line for line in lines if line.startswith("#")]
+    rows = list(csv.DictReader([line for line in lines if not line.startswith("#")],
+                               delimiter="\t"))
+    sources = {row["source"] for row in rows}
+    assert sources == {"rxnorm", "edqm", "pharmacy", "local"}
+    assert all(any(line.startswith(f"#   {source} ") for line in header) for source in sources)
+    assert len({row["written"] for row in rows}) == len(rows)  # each word once
+
+
+def test_abbreviated_forms_agree_with_rxnorm_dose_forms():
+    concepts = pd.DataFrame({"code": ["susp", "caps", "dr"], "name": [
+        "Amoxicillin 50 MG/ML Oral Suspension", "Amoxicillin 250 MG Oral Capsule",
+        "Omeprazole 20 MG Delayed Release Oral Capsule"]})
+    matcher = DrugMatcher(concepts)
+    amoxicillin = parse_drug("Amoxicillin 250mg/5ml susp")
+    assert matcher.form(amoxicillin, "susp").reason == "form Oral Suspension ~ source liquid ✔"
+    assert matcher.form(amoxicillin, "caps").reason == "form Oral Capsule ≠ source liquid ✘"
+    omeprazole = parse_drug("Omeprazole 20mg gastro-resistant caps")
+    assert omeprazole.words == ("omeprazole",) and "delayed" in omeprazole.forms
+    assert matcher.form(omeprazole, "dr").adjust > 0
+
+
+def test_cli_maps_an_english_medication_list_in_the_targets_language(tmp_path, shared_cache):
+    """The real CLI on a UK-style medication list against the built-in DRUGS: its language is
+    not guessed from drug names (it had been Danish), paracetamol and salbutamol meet their US
+    names, and "susp" is a liquid, not a capsule."""
+    out = tmp_path / "meds.csv"
+    result = CliRunner().invoke(app, ["map", str(DATA / "meds_en.csv"), "--target", "DRUGS",
+                                      "-o", str(out), "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    assert "language unknown (too few words carry a language)" in " ".join(result.output.split())
+    found = pd.read_csv(out, dtype=str, keep_default_na=False)
+    top = found[found["rank"] == "1"].set_index("source_code")["explanation"]
+    assert "ingredients acetaminophen ✔" in top["M01"]
+    assert "ingredients albuterol ✔" in top["M03"]
+    capsule = found[(found["source_code"] == "M02") & (found["target_code"] == "19073184")]
+    assert "form Oral Capsule ≠ source liquid ✘" in capsule["explanation"].iloc[0]

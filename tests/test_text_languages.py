@@ -287,3 +287,13 @@ def test_cli_maps_a_chinese_list_through_its_words_glosses(shared_cache, tmp_pat
     assert top.loc["B", "target_code"] == "718-7"  # hemoglobin in blood
     assert top.loc["C", "target_code"] == "1751-7"  # albumin, serum or plasma
     assert top.loc["A", "explanation"].startswith("read as '血清钾' and as '血清钾 serum potassium'")
+
+
+def test_an_accented_letter_is_no_word_boundary():
+    """"Cr" inside "Créatinine" is no abbreviation and no element symbol (the second reading had
+    been 'Cr Creatinineéatinine'); a real "Cr" still gets its sense."""
+    loinc = builtin_loinc()
+    senses, symbols = domain_expander(loinc), symbol_reader(loinc)
+    for text in ("Créatinine Sérum", "Urée Sérum", "Protéines Urines", "Cholestérol total"):
+        assert senses(text) == text and symbols(text) == text
+    assert senses("Cr Serum") == "Cr Creatinine Serum"

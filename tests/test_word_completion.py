@@ -88,3 +88,11 @@ def test_eval_on_procedure_short_names_beats_the_ranking_without_completion(tmp_
         if len(cells) > 2 and cells[0] in ("hybrid, no evidence", "hybrid + completed words"):
             acc1[cells[0]] = float(cells[2])
     assert acc1["hybrid + completed words"] >= acc1["hybrid, no evidence"] + 0.1, result.output
+
+
+def test_a_word_with_an_accented_letter_is_one_word():
+    completer = WordCompleter(["Protein [Mass/volume] in Urine", "Prothrombin time"])
+    # "Prot" of "Protéines" was completed as a cut word: "proteinéines".
+    assert completer.complete("Protéines Urines") == "Protéines Urines"
+    german = WordCompleter(["Leukozyten Zählung im Blut", "Kalium im Serum", "Natrium im Serum"])
+    assert german.complete("Leukozyten Zähl") == "Leukozyten zählung"

@@ -31,8 +31,8 @@ from ..rank.hubness import list_hubness, reference_texts
 from ..rank.hybrid import HYBRID_COLUMNS, rank_hybrid
 from ..rank.learned import Queries, Target, pool
 from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import (evidence_scorers, ranking_for, row_fields, target_domain,
-                            text_expander, with_abbreviations, with_axes, second_reader,
+from ..rank.prepare import (evidence_scorers, language_free_words, ranking_for, row_fields,
+                            target_domain, text_expander, with_abbreviations, with_axes, second_reader,
                             with_readings, both_readings)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
@@ -91,18 +91,23 @@ class Mapper:
     hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)
     domain: str = "other"  # rank.prepare.target_domain of the target: lab, drug or other
     hub: object | None = None  # the list's codemap.rank.hubness.ListHubness (for_list)
+    language: LanguageGuess | None = None  # of the list's texts given to `load`
 
     @classmethod
-    def load(cls, config: MapConfig) -> "Mapper":
+    def load(cls, config: MapConfig, texts: list[str] | None = None) -> "Mapper":
         """Load the target, the model and both indexes (built and cached on first use).
 
-        `config.source_lang` (given, or detected by the caller from the whole list) decides
-        the fusion weight together with the target names' language and the model.
+        `config.source_lang` (given, or else detected from the list's `texts` when given: the
+        target must be loaded first, as its language-free words are not read) decides the
+        fusion weight together with the target names' language and the model.
         """
         clock = time.perf_counter()
         vocab = load_target(config.target, config.vocab_filter,
                             config.store_dir or config.cache_dir / "store")
         vocab, _ = with_abbreviations(vocab, config.rank)
+        language = source_language(texts or [], config.source_lang, language_free_words(vocab))
+        if language.method != "uncertain":
+            config = replace(config, source_lang=language.lang)
         t_vocab = time.perf_counter()
         encoder = Encoder.load(config.encoder, config.cache_dir, progress=config.progress)
         t_model = time.perf_counter()
@@ -133,7 +138,8 @@ class Mapper:
         return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
                    calibrator, decisions,
                    CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
-                   Hierarchy.of(vocab) if calibrator is not None else None, domain)
+                   Hierarchy.of(vocab) if calibrator is not None else None, domain,
+                   language=language)
 
     @functools.cached_property
     def known_names(self) -> frozenset:
@@ -270,10 +276,8 @@ def map_codes(config: MapConfig) -> MapResult:
     source = read_code_list(config.source, config.read)
     t_read = time.perf_counter()
     texts = source.texts
-    language = source_language(texts, config.source_lang)
-    if language.method != "uncertain":
-        config = replace(config, source_lang=language.lang)
-    mapper = Mapper.load(config).for_list(source.query_texts)
+    mapper = Mapper.load(config, texts).for_list(source.query_texts)
+    config, language = mapper.config, mapper.language
     warn_data_like_header(source, mapper.is_target_name)
     t_loaded = time.perf_counter()
     candidates = mapper.map_block(source)
@@ -304,11 +308,9 @@ def map_to_file(config: MapConfig, output: Path, block_rows: int = BLOCK_ROWS) -
     first = next(blocks)  # an unreadable list fails here, before the model is loaded
     second = next(blocks, None)
     t_read = time.perf_counter()
-    language = source_language(first.texts, config.source_lang)  # from the first block
-    if language.method != "uncertain":
-        config = replace(config, source_lang=language.lang)
-    mapper = Mapper.load(config).for_list(
-        first.query_texts if second is None else list_reference(config, block_rows))
+    mapper = Mapper.load(config, first.texts)  # the language from the first block
+    config, language = mapper.config, mapper.language
+    mapper = mapper.for_list(first.query_texts if second is None else list_reference(config, block_rows))
     warn_data_like_header(first, mapper.is_target_name)
     t_loaded = time.perf_counter()
     parts = PartsFolder.beside(output, _run_key(config, mapper, block_rows))

@@ -44,6 +44,7 @@ from ..embed.models import resolve_model
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
 from ..rank.hubness import reference_texts
+from ..rank.prepare import language_free_words
 from ..read.language import source_language
 from ..read.readers import SOURCE_FILE_COLUMN, read_code_list
 from ..vocab.target import load_target
@@ -110,10 +111,11 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
     """
     ray = _import_ray()
     tables = [read_code_list(path, config.read) for path in sources]
-    guesses = [source_language(t.texts, config.source_lang) for t in tables]
-    langs = [g.lang if g.method != "uncertain" else config.source_lang for g in guesses]
     vocab = load_target(config.target, config.vocab_filter,
                         config.store_dir or config.cache_dir / "store")
+    neutral = language_free_words(vocab)
+    guesses = [source_language(t.texts, config.source_lang, neutral) for t in tables]
+    langs = [g.lang if g.method != "uncertain" else config.source_lang for g in guesses]
     settings = _run_settings(config, sources, ray_config)
     folder = PartsFolder(output, sha256_text(json.dumps(settings, sort_keys=True)), settings)
     blocks = [(part_name(n, table.path, block.first_row), n, block)

@@ -16,8 +16,9 @@ from ..rank.drug_agreement import is_drug_vocabulary
 from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import (second_reader, evidence_scorers, ranking_for, row_fields,
-                            target_domain, with_abbreviations, with_axes, with_readings)
+from ..rank.prepare import (second_reader, evidence_scorers, language_free_words, ranking_for,
+                            row_fields, target_domain, with_abbreviations, with_axes,
+                            with_readings)
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.bounds import name_list
@@ -130,7 +131,7 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     encoder = Encoder.load(config.encoder, config.cache_dir, progress=config.progress)
     fields = row_fields(source)
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
-    language = source_language([query_texts[i] for i in keep], None)
+    language = source_language([query_texts[i] for i in keep], None, language_free_words(vocab))
     lang = language.lang if language.method != "uncertain" else ""
     base = ranking_for(config.rank, target_domain(vocab), encoder.info, lang, names_language(
         vocab.names["name"].tolist(), vocab.names["lang"].tolist(), lang))

@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
+from ..read.normalize import LETTER, LETTER_OR_DIGIT
 from ..vocab.vocabulary import Vocabulary
 
 TABLE = "data/loinc/abbreviations.tsv"
@@ -33,7 +34,7 @@ _LINK_WORDS = {"or", "and", "in", "of", "by", "the", "to", "at", "for"}
 # text says "at" or "if" far more often than it abbreviates.
 _NOT_ABBREVIATIONS = _LINK_WORDS | {"if", "on", "as", "is", "no", "not", "per", "with", "all",
                                     "an", "be", "it", "up", "we", "so", "do", "am", "pm"}
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_TOKEN = re.compile(f"{LETTER}{LETTER_OR_DIGIT}*")  # any script: "Hämoglobin" is one token
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,13 @@ from importlib import resources
 from typing import Callable
 
 from ..config import DICTIONARY_LANGUAGES
+from ..read.normalize import WORDS
 from .sense_lexicon import MIN_COVERAGE, TargetWords, sense_score, target_words
 
 logger = logging.getLogger(__name__)
 
 _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
-_WORD = re.compile(r"[a-z0-9]+")
 # CC-CEDICT's own markup in a sense, not English words of it: (qualifiers), [pinyin], Chinese
 # characters (cross-references), and senses that only point elsewhere or give a measure word.
 _MARKUP = re.compile(r"\([^)]*\)|\[[^\]]*\]|[\u3400-\u9fff\uf900-\ufaff|]")
@@ -107,7 +107,7 @@ def gloss(senses, words: _Plurals) -> list[str]:
     if not scored:
         return []
     best = min(scored, key=lambda item: (-item[0][0], -item[0][1], item[1]))[2]
-    found = [words.form(w) for w in _WORD.findall(best.lower()) if len(w) > 2 or w.isdigit()]
+    found = [words.form(w) for w in WORDS.findall(best.lower()) if len(w) > 2 or w.isdigit()]
     return [w for w in found if w]
 
 
@@ -128,7 +128,7 @@ def gloss_reader(vocab, lang: str) -> Callable[[str], str] | None:
             if word not in chosen:
                 chosen[word] = gloss(known[word], words)
             added += chosen[word]
-        said = set(_WORD.findall(text.lower()))
+        said = set(WORDS.findall(text.lower()))
         added = [w for w in dict.fromkeys(added) if w not in said]
         return f"{text} {' '.join(added)}" if added else text
     return read

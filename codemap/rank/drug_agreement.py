@@ -22,14 +22,15 @@ embedding and lexical indexes may miss them ("Lodosyn 5O MG" → every [Lodosyn]
 from __future__ import annotations
 
 import functools
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Mapping
 
 import pandas as pd
 
-from .drugs import DrugParse, ingredient_key, parse_drug, strength_comparable, strengths_agree
+from ..read.normalize import WORDS
+from .drugs import (DrugParse, in_one_name, ingredient_key, parse_drug, strength_comparable,
+                    strengths_agree)
 from .evidence import NO_EVIDENCE, Evidence
 
 # Score adjustments, in cosine-similarity units (embedding scores of near misses differ by ~0.05).
@@ -42,6 +43,9 @@ WEIGHTS = {
 # Tiers (sorted before the score): ingredient match level outweighs a strength contradiction.
 TIER_INGREDIENT_ALL, TIER_INGREDIENT_SOME, TIER_STRENGTH_CONTRADICT = 4, 2, -1
 _ORAL_SOLIDS = {"tablet", "capsule"}
+# What a product is made as, said where a string names no form ("Amoxicillin 250mg/5ml susp" is a
+# liquid): compared with every group of the concept's dose form ("Oral Suspension": oral, liquid).
+_STATES = {"liquid", "powder"}
 _MIN_PREFIX = 6  # "glycopyrrolate" ~ "glycopyrronium", "hydromorphone" ~ "hydromorphon"
 
 
@@ -61,7 +65,7 @@ def _word_in(word: str, words: set[str]) -> bool:
 
 
 def _normalised(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    return " ".join(WORDS.findall(text.lower()))
 
 
 class DrugMatcher:
@@ -70,13 +74,16 @@ class DrugMatcher:
     def __init__(self, concepts: pd.DataFrame):
         """`concepts`: the vocabulary's concept table (`code`, `name`)."""
         self.parsed: dict[str, DrugParse] = {}
-        self.keys: dict[str, tuple[tuple[str, ...], ...]] = {}
+        self.keys: dict[str, tuple[tuple[str, ...], ...]] = {}  # as the concept writes them
+        # Compared in one spelling, so "paracetamol" meets "Acetaminophen" either way round.
+        self.spelled: dict[str, tuple[tuple[str, ...], ...]] = {}
         brand_ingredients: dict[str, set[tuple[str, ...]]] = defaultdict(set)
         self._by_word: dict[str, set[str]] = defaultdict(set)
         for code, name in zip(concepts["code"], concepts["name"]):
             parse = parse_drug(name, concept=True)
-            keys = tuple(ingredient_key(i) for i in parse.ingredients)
-            self.parsed[code], self.keys[code] = parse, keys
+            self.keys[code] = tuple(ingredient_key(i) for i in parse.ingredients)
+            keys = tuple(in_one_name(key) for key in self.keys[code])
+            self.parsed[code], self.spelled[code] = parse, keys
             brand_word = self._brand_word(parse.brand)
             if brand_word:
                 brand_ingredients[brand_word].update(keys)
@@ -95,21 +102,21 @@ class DrugMatcher:
         """Concepts whose brand or first ingredient word is a word of the source: a small pool that
         embeddings may miss ("Lodosyn 5O MG" → every [Lodosyn] concept)."""
         found: set[str] = set()
-        for word in source.words:
+        for word in _name_words(source):
             found |= self._by_word.get(word, set())
         return found
 
     # --- the four features, each an Evidence ------------------------------------------------------
 
     def ingredients(self, source: DrugParse, code: str) -> Evidence:
-        keys = self.keys.get(code)
+        keys = self.spelled.get(code)
         if not keys:
             return NO_EVIDENCE
-        words = set(source.words)
+        words = _name_words(source)
         implied = {w for word in words for key in self.brand_ingredients.get(word, ()) for w in key}
         known = words | implied
         found = [key for key in keys if key and all(_word_in(w, known) for w in key)]
-        names = ", ".join(" ".join(k) for k in keys)
+        names = ", ".join(" ".join(k) for k in self.keys[code])
         if len(found) == len(keys):
             via = "" if all(all(_word_in(w, words) for w in k) for k in found) else " (via brand)"
             return Evidence(WEIGHTS["ingredient_all"], f"ingredients {names}{via} ✔",
@@ -142,10 +149,10 @@ class DrugMatcher:
         offered = _product_forms(concept) if concept else set()
         if not offered:
             return NO_EVIDENCE
-        wanted = _product_forms(source)
+        wanted = _product_forms(source) or set(source.forms & _STATES)
         if not wanted:
             return Evidence(WEIGHTS["form_unstated"], f"form {concept.dose_form}, source states none ~")
-        if wanted & offered:
+        if wanted & (offered | concept.forms):
             return Evidence(WEIGHTS["form_agree"],
                             f"form {concept.dose_form} ~ source {'/'.join(sorted(wanted))} ✔")
         return Evidence(WEIGHTS["form_contradict"],
@@ -168,6 +175,11 @@ class DrugMatcher:
         if source_brands:
             return Evidence(WEIGHTS["brand_other"], f"brand {concept.brand} ≠ source brand ✘")
         return Evidence(WEIGHTS["brand_unstated"], f"brand {concept.brand}, source names none ~")
+
+
+def _name_words(source: DrugParse) -> set[str]:
+    """The source's name words as written and in one spelling (drugs.in_one_name)."""
+    return set(source.words) | set(in_one_name(source.words))
 
 
 def _product_forms(parse: DrugParse) -> set[str]:

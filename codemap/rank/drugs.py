@@ -11,11 +11,16 @@ by `strengths_agree`, because local strings never say which.
 """
 from __future__ import annotations
 
+import csv
 import functools
 import re
 from dataclasses import dataclass
+from importlib import resources
 
 import pint
+
+from ..read.normalize import LETTER, LETTER_OR_DIGIT
+from ..vocab.drug_names import in_one_spelling, one_spelling
 
 # --- units ----------------------------------------------------------------------------------------
 
@@ -145,42 +150,23 @@ def strength_comparable(source: Strength, concept: Strength) -> bool:
 
 # --- dose forms and routes --------------------------------------------------------------------------
 
-# Written form/route word → coarse form groups. A concept's RxNorm dose form ("Oral Tablet",
+# Written form, route and release words and phrases → coarse form groups, from a shipped table
+# whose header says where each comes from. A concept's RxNorm dose form ("Oral Tablet",
 # "Injectable Solution") is read through the same table, so both sides meet in the groups.
-_FORM_WORDS = {
-    "tab": {"tablet"}, "tabs": {"tablet"}, "tablet": {"tablet"}, "tablets": {"tablet"},
-    "tb": {"tablet"}, "tb12": {"tablet", "extended"}, "tb24": {"tablet", "extended"},
-    "chewable": {"tablet", "chewable"}, "odt": {"tablet"},
-    "cap": {"capsule"}, "caps": {"capsule"}, "capsule": {"capsule"}, "capsules": {"capsule"},
-    "cp24": {"capsule", "extended"}, "cpdv": {"inhalation"}, "gelcap": {"capsule"},
-    "vial": {"injection"}, "vials": {"injection"}, "amp": {"injection"}, "ampule": {"injection"},
-    "ampul": {"injection"}, "inj": {"injection"}, "injection": {"injection"},
-    "injectable": {"injection"}, "iv": {"injection"}, "ivpb": {"injection"},
-    "syringe": {"injection"}, "syr": {"injection"}, "bag": {"injection"}, "premix": {"injection"},
-    "subq": {"injection"}, "sub": {"injection"}, "sc": {"injection"}, "im": {"injection"}, "pen": {"injection"},
-    "injector": {"injection"}, "kwikpen": {"injection"}, "flexpen": {"injection"},
-    "cartridge": {"injection"}, "prefilled": {"injection"},
-    "eye": {"ophthalmic"}, "ophth": {"ophthalmic"}, "opth": {"ophthalmic"},
-    "ophthalmic": {"ophthalmic"}, "opht": {"ophthalmic"},
-    "nasal": {"nasal"}, "intranasal": {"nasal"},
-    "inhaler": {"inhalation"}, "hfa": {"inhalation"}, "aerosol": {"inhalation"},
-    "inhal": {"inhalation"}, "inhl": {"inhalation"}, "inhalant": {"inhalation"},
-    "neb": {"inhalation"}, "nebulizer": {"inhalation"}, "diskus": {"inhalation"},
-    "flexhaler": {"inhalation"}, "metered": {"inhalation"},
-    "cream": {"topical"}, "ointment": {"topical"}, "oint": {"topical"}, "gel": {"topical"},
-    "lotion": {"topical"}, "topical": {"topical"}, "jelly": {"topical"}, "shampoo": {"topical"},
-    "foam": {"topical"},
-    "patch": {"patch"}, "transdermal": {"patch"}, "tts": {"patch"},
-    "otic": {"otic"}, "ear": {"otic"},
-    "vaginal": {"vaginal"}, "rectal": {"rectal"}, "enema": {"rectal"},
-    "suppository": {"rectal"}, "supp": {"rectal"},
-    "oral": {"oral"}, "po": {"oral"}, "susp": {"liquid"}, "suspension": {"liquid"},
-    "syrup": {"liquid"}, "elixir": {"liquid"}, "liquid": {"liquid"}, "concentrate": {"liquid"},
-    "powder": {"powder"},
-    "er": {"extended"}, "xl": {"extended"}, "xr": {"extended"}, "sr": {"extended"},
-    "la": {"extended"}, "cd": {"extended"}, "extended": {"extended"},
-    "dr": {"delayed"}, "ec": {"delayed"}, "delayed": {"delayed"},
-}
+FORM_TABLE = "data/drugs/dose_forms.tsv"
+_PHRASE_JOINERS = re.compile(r"[\s-]+")
+
+
+@functools.lru_cache(maxsize=1)
+def form_words() -> dict[tuple[str, ...], frozenset[str]]:
+    """Lower-case words of a written form ("susp",), ("gastro", "resistant") → its form groups."""
+    with (resources.files("codemap") / FORM_TABLE).open(encoding="utf-8") as handle:
+        rows = csv.DictReader((line for line in handle if not line.startswith("#")),
+                              delimiter="\t")
+        return {tuple(_PHRASE_JOINERS.split(row["written"])): frozenset(row["groups"].split())
+                for row in rows}
+
+
 # Groups that say what the product is; "oral", "extended" and "liquid" qualify a form but on
 # their own do not contradict another group (an oral solution is still oral, an ER tab a tablet).
 _QUALIFIER_GROUPS = {"oral", "extended", "delayed", "liquid", "chewable", "powder"}
@@ -204,7 +190,7 @@ RXNORM_DOSE_FORMS = sorted([
 
 # Salts and modifiers dropped from ingredient names on both sides ("Maprotiline HCl" ~
 # "Maprotiline Hydrochloride" ~ "maprotiline").
-_SALT_WORDS = {
+_SALT_WORDS = frozenset({
     "hcl", "hydrochloride", "dihydrochloride", "sodium", "na", "potassium", "calcium",
     "magnesium", "sulfate", "sulphate", "tartrate", "bitartrate", "succinate", "succ", "maleate",
     "mesylate", "besylate", "acetate", "citrate", "phosphate", "fumarate", "bromide", "chloride",
@@ -213,7 +199,7 @@ _SALT_WORDS = {
     "cilexetil", "dipivoxil", "hyclate", "lactate", "gluconate", "estolate", "ethylsuccinate",
     "decanoate", "pamoate", "xinafoate", "bisulfate", "nitrate", "oxalate", "hemifumarate",
     "disoproxil",
-}
+})
 # Words that are packaging, ordering or study noise, never part of a drug name.
 _NOISE_WORDS = {
     "ind", "nf", "ea", "each", "bulk", "premix", "frozen", "froz", "bottle", "bag", "vial",
@@ -236,14 +222,15 @@ def _name_key(word: str) -> str:
 # --- parsing ---------------------------------------------------------------------------------------
 
 _NUMBER = r"\d[\d,]*(?:\.\d+)?|\.\d+"
-_TOKEN = re.compile(rf"(?P<num>{_NUMBER})|(?P<pct>%)|(?P<word>[A-Za-zµ][A-Za-zµ0-9]*)|(?P<sep>[/\-+:;])")
-_TYPO_O = re.compile(r"(?<=\d)[oO](?=\s|$|[A-Za-z]{1,3}\b|[/\-])")
+# Words of any script ("Paracétamol" is one word; µ is a letter).
+_TOKEN = re.compile(rf"(?P<num>{_NUMBER})|(?P<pct>%)|(?P<word>{LETTER}{LETTER_OR_DIGIT}*)|(?P<sep>[/\-+:;])")
+_TYPO_O = re.compile(rf"(?<=\d)[oO](?=\s|$|{LETTER}{{1,3}}\b|[/\-])")
 _BRACKET = re.compile(r"\[([^\]]+)\]\s*$")
 _PACK = re.compile(r"^\{(.*)\}\s*(pack|kit)\b", re.IGNORECASE)
 # Counts, not strengths: a bare number in parentheses ("Cryselle (28)", "Emend 125 mg (1)") is a
 # pack or dose count, and "x 2" a number of items.
-_COUNTS = re.compile(r"\(\s*\d+\s*\)|(?<![\w.])[xX]\s*\d+\b(?!\s*[%A-Za-zµ.])")
-_QUANT_PREFIX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s+(ML|ACTUAT|HR|DAY|MG|UNT)\s+(?=[A-Za-z{])")
+_COUNTS = re.compile(rf"\(\s*\d+\s*\)|(?<![\w.])[xX]\s*\d+\b(?!\s*(?:[%.]|{LETTER}))")
+_QUANT_PREFIX = re.compile(rf"^\s*(\d+(?:\.\d+)?)\s+(ML|ACTUAT|HR|DAY|MG|UNT)\s+(?={LETTER}|{{)")
 
 
 @dataclass(frozen=True)
@@ -298,18 +285,19 @@ def parse_drug(text: str, *, concept: bool = False) -> DrugParse:
         strengths = [s for s in strengths if s.unit]
     if quantity is None and volumes:
         quantity = volumes[0]
-    words, forms = [], set()
+    words, forms, in_form = [], set(), set()
     for position, (kind, value) in enumerate(tokens):
-        if kind != "word" or position in used:
+        if kind != "word" or position in used or position in in_form:
             continue
+        span, groups = _form_at(tokens, position, used)
+        forms |= groups
+        in_form.update(range(position, position + span))
         lower = value.lower()
-        if lower in _FORM_WORDS:
-            forms |= _FORM_WORDS[lower]
-        if lower in _FORM_WORDS or lower in _NOISE_WORDS or lower in _UNIT_WORDS or len(lower) < 2:
+        if span or lower in _NOISE_WORDS or lower in _UNIT_WORDS or len(lower) < 2:
             continue
         words.append(_name_key(lower))
     if dose_form:
-        forms |= {g for w in dose_form.lower().split() for g in _FORM_WORDS.get(w, ())}
+        forms |= {g for w in dose_form.lower().split() for g in form_words().get((w,), ())}
     return DrugParse(text=text, words=tuple(words), ingredients=ingredients,
                      strengths=tuple(strengths), forms=frozenset(forms), dose_form=dose_form,
                      brand=brand, quantity=quantity)
@@ -317,9 +305,36 @@ def parse_drug(text: str, *, concept: bool = False) -> DrugParse:
 
 def ingredient_key(name: str) -> tuple[str, ...]:
     """Salt-free lower-case words of an ingredient name: "Maprotiline Hydrochloride" → ("maprotiline",)."""
-    words = [_name_key(w) for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", name)]
+    words = [_name_key(w) for w in re.findall(f"{LETTER}{LETTER_OR_DIGIT}*", name)]
     kept = tuple(w for w in words if w not in _SALT_WORDS and w not in _NOISE_WORDS and len(w) > 1)
     return kept or tuple(words)
+
+
+def in_one_name(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Lower-case name words with an ingredient's international and US names written alike, salt
+    words aside (codemap.vocab.drug_names): ("acetaminophen",) and ("paracetamol",) read the same."""
+    return in_one_spelling(words, one_spelling(_SALT_WORDS))
+
+
+def written_words() -> frozenset[str]:
+    """Lower-case words a drug string writes for units, dose forms, routes and release types
+    ("mg", "tab", "susp", "gastro"): pharmacy words, not words of the list's own language."""
+    return frozenset(_UNIT_WORDS) | {word for phrase in form_words() for word in phrase}
+
+
+def _form_at(tokens: list[tuple[str, str]], start: int, used=frozenset()) -> tuple[int, frozenset]:
+    """(tokens spanned, form groups) of the longest written form (form_words) that starts at token
+    `start`: ("gastro", "-", "resistant") spans 3 tokens; (0, ∅) where none does."""
+    table, words, ends, i = form_words(), [], [], start
+    longest = max(map(len, table))
+    while i < len(tokens) and tokens[i][0] == "word" and i not in used and len(words) < longest:
+        words.append(tokens[i][1].lower())
+        ends.append(i + 1)
+        i += 2 if tokens[i + 1:i + 2] == [("sep", "-")] else 1
+    for n in range(len(words), 0, -1):
+        if tuple(words[:n]) in table:
+            return ends[n - 1] - start, table[tuple(words[:n])]
+    return 0, frozenset()
 
 
 def _find_dose_form(body: str) -> str:
@@ -414,8 +429,8 @@ def _scan_strengths(tokens: list[tuple[str, str]]) -> tuple[list[Strength], list
         # Items without their own unit share the last one given ("600-200-300 mg").
         shared = next((u for _, u in reversed(items) if u), None)
         text = " ".join(v for _, v in tokens[start:i])
-        counted = i < n and tokens[i][0] == "word" and (tokens[i][1].lower() in _FORM_WORDS
-                                                        or tokens[i][1].lower() in _COUNT_WORDS)
+        counted = i < n and (_form_at(tokens, i)[0] > 0 or (
+            tokens[i][0] == "word" and tokens[i][1].lower() in _COUNT_WORDS))
         for value, unit in items:
             unit = unit or shared
             if not unit and (counted or value == 0):

