@@ -1,4 +1,5 @@
 """CODER trainer: losses against hand-computed cases, sampler guarantees, tiny-model mechanics."""
+import re
 import math
 
 import numpy as np
@@ -159,14 +160,15 @@ def test_train_help_lists_every_setting_with_its_default_and_help(monkeypatch):
 
     from codemap.cli import app
 
-    monkeypatch.setenv("COLUMNS", "250")  # one line per option: nothing to find across a wrap
     for command in ("train", "train-reranker"):
         shown = CliRunner().invoke(app, [command, "--help"]).output
+        # One entry per option: its first line and the wrapped lines under it, joined.
+        entries = [" ".join(("-" + e).split()) for e in re.split(r"\n  (?=-)", shown)]
         for setting in fields(TrainConfig):
             default = getattr(TrainConfig(), setting.name)
             default = ", ".join(default) if isinstance(default, tuple) else default
             flag = f"--{setting.name.replace('_', '-')} "
-            line = next(line for line in shown.splitlines() if line.strip("│ ").startswith(flag))
+            line = next(e[1:] for e in entries if e[1:].startswith(flag))
             assert setting.metadata["help"][:30] in line, setting.name
             assert f"[default: {default if default != '' else '(empty)'}]" in line, setting.name
 

@@ -73,15 +73,15 @@ def merge_lora(base: dict[str, np.ndarray], adapter: dict[str, np.ndarray],
     return merged
 
 
-def materialise(folder: Path, base_folder: Path, cache_root: Path) -> Path:
+def materialise(folder: Path, base_folder: Path, models: Path) -> Path:
     """The merged model of the adapter in `folder` on the base in `base_folder`, built once into
-    `cache_root/models/<name>-<hash>/` (atomically) and reused after that. The hash covers the
-    adapter and its manifest, whose settings (the fusion weights) travel into the merged one."""
+    the model cache `models/<name>-<hash>/` (atomically) and reused after that. The hash covers
+    the adapter and its manifest, whose settings (the fusion weights) travel into the merged one."""
     from safetensors.numpy import load_file, save_file
 
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     digest = sha256_text(sha256_file(folder / ADAPTER_FILE), sha256_file(folder / MANIFEST))[:12]
-    target = Path(cache_root) / "models" / f"{folder.name}-{digest}"
+    target = Path(models) / f"{folder.name}-{digest}"
     if (target / MANIFEST).exists():
         return target
     tmp = temp_dir_beside(target)

@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from ..config import default_cache_dir
+from ..config import default_cache_dir, model_cache_dir
 from ..errors import CodemapError
 from .adapters import adapter_replacing, materialise, shipped_adapters, shipped_folder
 from .manifest import MANIFEST, ModelInfo, Pooling, read_manifest
@@ -67,7 +67,8 @@ def _base(alias: str, cache: Path, model_id: str, progress: bool = False) -> Mod
 def _shipped(name: str, cache: Path, model_id: str, progress: bool = False) -> ModelInfo:
     """A shipped adapter merged into the base it was trained on (once, into the cache)."""
     base = _base(shipped_adapters()[name]["base"], cache, model_id, progress)
-    return _with_settings(materialise(shipped_folder() / name, base.path, cache), model_id)
+    return _with_settings(materialise(shipped_folder() / name, base.path, model_cache_dir(cache)),
+                          model_id)
 
 
 def default_model_path() -> Path:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import EncoderConfig
+from ..config import EncoderConfig, model_cache_dir
 from ..errors import CodemapError
 from ..files import temp_dir_beside
 from ..progress import elapsed
@@ -233,7 +233,9 @@ def build_tokenizer(model: E5S1):
 
 
 def converted_model_dir(cache_dir: Path) -> Path:
-    return Path(cache_dir) / "models" / MODEL_NAME
+    """Where the converted model is kept: in the model cache (config.model_cache_dir), which
+    several cache folders can share."""
+    return model_cache_dir(Path(cache_dir)) / MODEL_NAME
 
 
 def ensure_multilingual_model(cache_dir: Path, progress: bool = False) -> Path:
