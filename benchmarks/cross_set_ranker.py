@@ -22,7 +22,8 @@ from pathlib import Path
 import pandas as pd
 from scipy.stats import binomtest
 
-import fusion_sweep  # benchmarks/ is on sys.path when run as a script
+import fusion_sweep  # noqa: E402
+import sets  # benchmarks/ is on sys.path when run as a script
 from codemap.decide.learned_eval import learned_target
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, text_key
 from codemap.evaluate.metrics import gold_ranks
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--leaves", type=int, default=FitConfig.leaves)
     parser.add_argument("--rounds", type=int, default=FitConfig.rounds)
     args = parser.parse_args(argv)
-    fusion_sweep.MODEL = args.model
+    sets.MODEL = args.model
     dev = {n: set_table(n, args.tables) for n in args.sets.split(",")}
     config = replace(FitConfig(), leaves=args.leaves, rounds=args.rounds)
     names = sorted({c for t, _, _ in dev.values() for c in t.columns if c.startswith("evidence:")})

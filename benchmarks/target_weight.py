@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest
 
-import fusion_sweep  # benchmarks/ is on sys.path when run as a script
+import fusion_sweep  # noqa: E402
+import sets  # benchmarks/ is on sys.path when run as a script
 from codemap.config import RankConfig
 from codemap.decide.learned_eval import learned_target
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods
@@ -111,7 +112,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sets", help="comma-separated (default: every set of the sweep file)")
     parser.add_argument("--model", default="default")
     args = parser.parse_args(argv)
-    fusion_sweep.MODEL = args.model
+    sets.MODEL = args.model
     sweep = json.loads(args.sweep.read_text())
     names = args.sets.split(",") if args.sets else [n for n in sweep if isinstance(sweep[n], dict)]
     result = {}

@@ -1,0 +1,126 @@
+"""The repository's evaluation sets, by name: which gold file, target, gold column and text
+columns each is, and `load(name)`, the set ready to rank (codemap.evaluate.gold.GoldQueries).
+
+SETS are the dev parts (one per kind of list), FRESH their fresh parts (scored once, under a rule
+written first), CROSSLINGUAL the sets across languages, SHORT_16K the lab sets against a wide
+LOINC table of short names (built from ../shared/data, dev only). Every benchmark that ranks
+sets reads them from here.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from codemap.config import EncoderConfig, EvalConfig
+from codemap.evaluate.gold import gold_queries
+from train_decide import english_loinc  # benchmarks/ is on sys.path when run as a script
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = HERE / "data"
+# name → (gold file, target, gold column, text columns): one per dev set kind.
+SETS = {
+    "labs_fluid": (ROOT / "tests/data/mimic_labs_gold.tsv", "LOINC", "loinc_code", ()),
+    "labs_nofluid": (DATA / "mimic_labs_nofluid_dev.tsv", "LOINC", "loinc_code", ("label",)),
+    "loinc_short": (ROOT / "tests/data/loinc_short_units_dev.tsv",
+                    str(ROOT / "tests/data/loinc_long_names.tsv"), "loinc_code", ("label",)),
+    "hpo_lay": (DATA / "hpo_lay_dev.tsv", str(DATA / "hpo_lay_target.csv"), "hpo_id",
+                ("lay_phrase",)),
+    "pcs_short": (DATA / "icd10pcs_short_dev.tsv", str(DATA / "icd10pcs_short_target.csv"),
+                  "pcs_code", ("short_name",)),
+    "icd_inclusion": (DATA / "icd10cm_inclusion_dev.tsv", str(DATA / "icd10cm_inclusion_target.csv"),
+                      "icd10cm_code", ("term",)),
+    "drugs": (DATA / "ohdsi_mimic_drugs_dev.tsv", "DRUGS", "target_concept_id",
+              ("local_drug_string",)),
+    "german_labs": (DATA / "german_lab_labels_dev.tsv", "LOINC", "loinc_code", ("label",)),
+}
+# The fresh parts: scored once, under benchmarks/results/fusion/RULE.md; nothing is chosen on them.
+FRESH = {
+    "labs_nofluid_fresh": (DATA / "mimic_labs_nofluid_fresh.tsv", "LOINC", "loinc_code", ("label",)),
+    "hpo_lay_fresh": (DATA / "hpo_lay_fresh.tsv", str(DATA / "hpo_lay_target.csv"), "hpo_id",
+                      ("lay_phrase",)),
+    "pcs_short_fresh": (DATA / "icd10pcs_short_fresh.tsv", str(DATA / "icd10pcs_short_target.csv"),
+                        "pcs_code", ("short_name",)),
+    "icd_inclusion_confirm": (DATA / "icd10cm_inclusion_confirm.tsv",
+                              str(DATA / "icd10cm_inclusion_confirm_target.csv"), "icd10cm_code",
+                              ("term",)),
+    "drugs_fresh": (DATA / "ohdsi_mimic_drugs_fresh.tsv", "DRUGS", "target_concept_id",
+                    ("local_drug_string",)),
+    "german_labs_fresh": (DATA / "german_lab_labels_fresh.tsv", "LOINC", "loinc_code", ("label",)),
+}
+# Cross-lingual sets (the multilingual model's own use): German LOINC names against the English
+# names only (the built-in LOINC carries German names, which would make them exact matches).
+CROSSLINGUAL = {
+    "loinc_de_en": (DATA / "loinc_de_to_en.tsv", "english-loinc", "loinc_code", ("name",)),
+    "icd10gm_de": (DATA / "icd10gm_de.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    "cie10_es": (DATA / "cie10_es.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    "icd10_zh": (DATA / "icd10_zh.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    # 27 common hospital lab report names each, written by hand with their LOINC codes (mass and
+    # moles twins both right), against the built-in LOINC: smoke lists, not dev set kinds.
+    "hospital_labels_de": (DATA / "hospital_labels_de.tsv", "LOINC", "loinc_code", ("label",)),
+    "hospital_labels_zh": (DATA / "hospital_labels_zh.tsv", "LOINC", "loinc_code", ("label",)),
+}
+# The lab sets against ~16k LOINC codes named by their English short names alone, in a table
+# under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from
+# ../shared/data/loinc-shortnames, which the repository does not ship).
+SHORT_16K = {f"{name}_16k": ({**SETS, **FRESH}[name][0], "short-16k", "loinc_code",
+                             {**SETS, **FRESH}[name][3])
+             for name in ("labs_fluid", "labs_nofluid", "german_labs", "labs_nofluid_fresh",
+                          "german_labs_fresh")}
+# German long common names of 400 codes drawn evenly from the 16k table (most outside the
+# Top 2000 the tool ships), against it: what the short-name-table steps do beyond common codes.
+SHORT_16K["loinc_de_16k"] = ("german-16k", "short-16k", "loinc_code", ("name",))
+SHORT_16K["loinc_de_16k_fresh"] = ("german-16k-fresh", "short-16k", "loinc_code", ("name",))
+MODEL = "default"  # the encoder every set is ranked with (scripts may set sets.MODEL)
+
+
+@functools.lru_cache(maxsize=1)
+def _english_loinc() -> str:
+    return english_loinc(Path(tempfile.mkdtemp(prefix="codemap-sweep-")))
+
+
+def _shared_data() -> Path:
+    """../shared/data beside the checkout; CODEMAP_SHARED for a worktree elsewhere (before/after runs)."""
+    return Path(os.environ.get("CODEMAP_SHARED", ROOT.parent / "shared")) / "data"
+
+
+@functools.lru_cache(maxsize=1)
+def _short_loinc_16k() -> str:
+    shared = _shared_data() / "loinc-shortnames" / "loinc_shortnames.tsv"
+    table = pd.read_csv(shared, sep="\t", header=None, names=["code", "name"], dtype=str).dropna()
+    out = Path(tempfile.mkdtemp(prefix="codemap-sweep-")) / "lab_codes.tsv"
+    table.to_csv(out, sep="\t", index=False)
+    return str(out)
+
+
+def _german_16k_gold(fresh: bool = False) -> str:
+    """400 German long common names drawn evenly from the 16k table's codes (seed 0); `fresh`:
+    400 others (seed 1, none of the first draw)."""
+    german = pd.read_csv(_shared_data() / "loinc-de-linguistic-variant" / "deDE15LinguisticVariant.csv",
+                         dtype=str, keep_default_na=False)
+    codes = set(pd.read_csv(_short_loinc_16k(), sep="\t", dtype=str)["code"])
+    german = german[german["LOINC_NUM"].isin(codes) & (german["LONG_COMMON_NAME"] != "")]
+    drawn = german.sample(400, random_state=0)
+    if fresh:
+        drawn = german.drop(drawn.index).sample(400, random_state=1)
+    out = Path(_short_loinc_16k()).parent / f"loinc_de_16k{'_fresh' if fresh else ''}.tsv"
+    pd.DataFrame({"name": drawn["LONG_COMMON_NAME"], "loinc_code": drawn["LOINC_NUM"]}).to_csv(
+        out, sep="\t", index=False)
+    return str(out)
+
+
+def load(name: str):
+    gold, target, gold_col, text_cols = {**SETS, **FRESH, **CROSSLINGUAL, **SHORT_16K}[name]
+    target = {"english-loinc": _english_loinc, "short-16k": _short_loinc_16k}.get(
+        target, lambda: target)()
+    if gold in ("german-16k", "german-16k-fresh"):
+        gold = _german_16k_gold(fresh=gold.endswith("fresh"))
+    return gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col,
+                                   text_cols=text_cols, progress=False,
+                                   encoder=EncoderConfig(model=MODEL)))
+
+
