@@ -7,12 +7,17 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from codemap.cli import app
+from codemap.rank.labs import SpecimenScorer
 from codemap.rank.lab_evidence import UsualMethodScorer, UsualSpecimenScorer, text_scorers
 from codemap.rank.lab_evidence import UsageScorer, lab_scorers
 from codemap.rank.loinc_commonness import code_rank, usual_systems
 from codemap.rank.loinc_parts import (bracket_properties, concept_axes, is_loinc_code, linguistic_variant,
                                       method_words, ranked_codes, text_axes, variant_specimens,
                                       _method_from_name)
+
+from codemap.rank.prepare import row_fields, with_axes
+from codemap.read import read_code_list
+from codemap.vocab import builtin_loinc
 
 from .conftest import DATA
 
@@ -251,3 +256,24 @@ def test_a_short_name_table_is_read_with_the_axes_its_long_names_give(tmp_path, 
     top = pd.read_csv(out, dtype=str, keep_default_na=False).query("rank == '1'")
     assert top["target_code"].tolist() == ["2951-2", "2345-7"]
     assert "serum or plasma is" in top["explanation"].iloc[0]
+
+
+def test_a_french_list_states_its_specimen():
+    """A French list's specimen column ("Sérum" had been no specimen: the column was read with its
+    accent) and French specimen words of a row's text: "Urines" (a plural), "LCR", "Selles"."""
+    rows = {row["code"]: row for row in row_fields(read_code_list(DATA / "labs_fr.csv"))}
+    loinc = with_axes(builtin_loinc()).concepts.set_index("code")
+    concept = lambda code: {"code": code, **loinc.loc[code].to_dict()}
+    column = SpecimenScorer()
+    assert column.score(rows["B01"], concept("2160-0")).reason == \
+        "specimen Sérum fits Serum or Plasma"
+    assert column.score(rows["B01"], concept("2161-8")).adjust < 0  # creatinine, urine
+    assert column.score(rows["B05"], concept("2888-6")).adjust > 0  # "Urines": protein, urine
+    assert column.score(rows["B06"], concept("2342-4")).adjust > 0  # "LCR": glucose, CSF
+    text = text_scorers()[0]
+    said = lambda label: {"text": label, "unit": "", "specimen": ""}
+    assert text.score(said("Protéines Urines"), _shipped("2888-6")).reason == \
+        "text says urines; candidate is Urine"
+    assert text.score(said("Glucose LCR"), _shipped("2345-7")).adjust < 0
+    assert text_axes("Leucocytes Selles").group == "stool"
+    assert text_axes("Créatinine Sérum").group == "blood"

@@ -97,9 +97,10 @@ class Mapper:
     def load(cls, config: MapConfig, texts: list[str] | None = None) -> "Mapper":
         """Load the target, the model and both indexes (built and cached on first use).
 
-        `config.source_lang` (given, or else detected from the list's `texts` when given: the
-        target must be loaded first, as its language-free words are not read) decides the
-        fusion weight together with the target names' language and the model.
+        `config.source_lang` (given, or else detected here from the list's `texts`, once the
+        target is loaded: a drug target's names say which words carry no language,
+        rank.prepare.language_free_words) decides the fusion weight together with the target
+        names' language and the model; the guess is kept as `language`.
         """
         clock = time.perf_counter()
         vocab = load_target(config.target, config.vocab_filter,

@@ -35,10 +35,14 @@ PROPERTY_WORDS = {
 _UNITLESS = {"PrThr", "Prid", "Type", "Susc", "Imp", "Titr", "MoM"}
 
 # Specimen words (local and LOINC spellings, incl. LOINC short-name abbreviations) → group.
+# French words are listed here ("lcr", "selles", "sang"): no French linguistic variant ships to
+# learn them from, as loinc_parts learns the German variant's systems. "LCR" is also an old
+# English name of a method (ligase chain reaction) that LOINC's names never use.
 SPECIMEN_GROUPS = [
-    ("csf", ("csf", "cerebrospinal", "cerebral spinal", "spinal fluid", "liquor")),
+    ("csf", ("csf", "cerebrospinal", "cerebral spinal", "spinal fluid", "liquor", "lcr",
+             "cephalorachidien", "cephalo rachidien", "cephalo-rachidien")),
     ("urine", ("urine", "ur ", "urin", "harn")),
-    ("stool", ("stool", "feces", "faeces", "fecal", "stuhl", "stl")),  # Stl: LOINC short names
+    ("stool", ("stool", "feces", "faeces", "fecal", "stuhl", "stl", "selles")),  # Stl: short names
     ("blood", ("blood", "serum", "plasma", "serpl", "bld", "ser", "plas", "red blood cell",
                "rbc", "blut", "sang", "sangre", "dried blood spot", "dbs", "ppp")),
     ("fluid", ("body fluid", "fluid", "pleural", "peritoneal", "ascites", "synovial",
@@ -96,8 +100,8 @@ def system_from_name(long_name: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)  # called per (row, candidate): half the ranking time uncached
 def specimen_group(text: str) -> str:
-    """Specimen group of a local specimen or LOINC system ("" when unknown)."""
-    text = f" {str(text).lower().strip()} "
+    """Specimen group of a local specimen or LOINC system ("" when unknown; "Sérum" is serum)."""
+    text = f" {without_accents(text).lower().strip()} "
     for group, words in SPECIMEN_GROUPS:
         if any(f" {w}" in text or text.strip().startswith(w.strip()) for w in words):
             return group
@@ -178,8 +182,13 @@ class SpecimenScorer:
         return Evidence(self.mismatch, f"specimen {row['specimen']} ≠ {concept.get('system')}")
 
 
+def without_accents(text: str) -> str:
+    """`text` in ASCII letters, accents dropped: a list writes its words in its own language."""
+    return unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+
+
 def _fold(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    folded = without_accents(text)
     return " " + re.sub(r"[^a-z0-9]+", " ", folded.lower()).strip() + " "
 
 

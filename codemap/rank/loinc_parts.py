@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from importlib import resources
@@ -25,7 +24,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from .labs import PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name
+from .labs import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
+                   without_accents)
 
 # Local words for a PROPERTY family (LOINC writes "[Mass/volume]", labs write "level").
 FRACTION = frozenset({"NFr", "MFr", "VFr", "SFr", "CFr", "ArVFr", "Fr"})
@@ -76,7 +76,7 @@ class Axes:
 
 def fold(text: str) -> str:
     """Lower-case ASCII with single spaces, keeping % and # (they carry a property)."""
-    folded = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    folded = without_accents(text)
     return " " + re.sub(r"[^a-z0-9%#]+", " ", folded.lower().replace("%", " % ")).strip() + " "
 
 
@@ -442,9 +442,9 @@ def _text_group(words: str) -> tuple[str, str]:
     words = _BLOOD_CELLS.sub(" ", words)
     for group in _TEXT_GROUP_ORDER:
         for spelling in groups[group]:
-            spelling = spelling.strip()
-            if spelling not in _TEXT_NOT_SPECIMEN and f" {spelling} " in words:
-                return group, spelling
+            said = _said(words, spelling.strip())
+            if said:
+                return group, said
     learned = short_name_specimens()
     found = {learned[w]: w for w in words.split() if w in learned}
     for system, group in variant_specimens().items():  # "in Zerebrospinalflussigkeit"
@@ -452,6 +452,14 @@ def _text_group(words: str) -> tuple[str, str]:
             found.setdefault(group, system.strip())
     group = next((g for g in _TEXT_GROUP_ORDER if g in found), "")
     return (group, found[group]) if group else ("", "")
+
+
+def _said(words: str, spelling: str) -> str:
+    """How the folded text writes a specimen word: as spelled or in the plural ("urines" of a
+    French label, "fluids"); "" where it does not, or names an analyte ("RBC")."""
+    if spelling in _TEXT_NOT_SPECIMEN:
+        return ""
+    return next((w for w in (spelling, f"{spelling}s") if f" {w} " in words), "")
 
 
 def _text_properties(text: str, words: str) -> tuple[frozenset, str]:
