@@ -17,7 +17,7 @@ import pandas as pd
 
 from codemap.config import EncoderConfig, EvalConfig
 from codemap.evaluate.gold import gold_queries
-from train_decide import english_loinc  # benchmarks/ is on sys.path when run as a script
+from importlib import resources
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -75,6 +75,17 @@ SHORT_16K = {f"{name}_16k": ({**SETS, **FRESH}[name][0], "short-16k", "loinc_cod
 # Top 2000 the tool ships), against it: what the short-name-table steps do beyond common codes.
 SHORT_16K["loinc_de_16k"] = ("german-16k", "short-16k", "loinc_code", ("name",))
 SHORT_16K["loinc_de_16k_fresh"] = ("german-16k-fresh", "short-16k", "loinc_code", ("name",))
+def english_loinc(folder: Path) -> str:
+    """The built-in LOINC codes with their English long and short names only, as a table."""
+    table = resources.files("codemap.data") / "loinc" / "LOINC_1.6_Top2000CommonLabResultsUS.csv"
+    with resources.as_file(table) as path:
+        loinc = pd.read_csv(path, dtype=str, keep_default_na=False)
+    out = folder / "loinc_english.csv"
+    pd.DataFrame({"code": loinc["LOINC #"], "name": loinc["Long Common Name"],
+                  "synonyms": loinc["Short Name"]}).to_csv(out, index=False)
+    return str(out)
+
+
 MODEL = "default"  # the encoder every set is ranked with (scripts may set sets.MODEL)
 
 
