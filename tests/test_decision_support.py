@@ -2,6 +2,7 @@
 no_match suggestions, --auto-accept pre-approval, and what `apply` exports from them."""
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -208,10 +209,14 @@ def test_uphill_proposes_broader_concept_and_sssom_broad_match(tmp_path, shared_
                       "d4,Shigella infection due to Shigella sonnei\n", encoding="utf-8")
     out = tmp_path / "dx.xlsx"
     # No calibration is fitted for ICD-10-CM: the lab one stands in, for the ranking it was
-    # fitted on (the lab targets' weight 0.7; the trained model's own for ICD would be 1.0).
+    # fitted on (the lab targets' weight 0.7; the trained model's own for ICD would be 1.0)
+    # less the lab evidence, which an ICD target does not get.
+    lab = json.loads((REPO / "codemap" / "data" / "calibration" / "default-lab.json").read_text())
+    stand_in = tmp_path / "stand-in.json"
+    stand_in.write_text(json.dumps({**lab, "ranking": re.sub(r"evidence=[^/]+", "evidence=none",
+                                                             lab["ranking"])}))
     result = invoke("map", source, "--target", "ICD10CM", "--store", store, "--calibration",
-                    REPO / "codemap" / "data" / "calibration" / "default-lab.json", "-o", out,
-                    "--cache-dir", shared_cache, "--encoder-weight", "0.7")
+                    stand_in, "-o", out, "--cache-dir", shared_cache, "--encoder-weight", "0.7")
     assert result.exit_code == 0, result.output
     frame, run = read_reviewed_workbook(out)
     broader = frame[frame["equivalence"] == "wider"].set_index("source_code")

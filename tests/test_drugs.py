@@ -9,15 +9,15 @@ from typer.testing import CliRunner
 from .conftest import DATA
 from codemap.cli import app
 from codemap.config import RankConfig
-from codemap.rank.drug_agreement import TIER_INGREDIENT_ALL, DrugMatcher, drug_scorers
-from codemap.rank.evidence import weigh
+from codemap.domains.drug.agreement import TIER_INGREDIENT_ALL, DrugMatcher, drug_scorers
+from codemap.domains.evidence import weigh
 from codemap.embed import load_or_build_index
 from codemap.rank import load_or_build_lexical
-from codemap.rank import evidence_scorers
+from codemap.domains import prepare_target
 from codemap.rank import rank_hybrid
 from codemap.vocab import Vocabulary
 from codemap.vocab.vocabulary import builtin_drugs
-from codemap.rank.drugs import FORM_TABLE, Strength, parse_drug, strengths_agree
+from codemap.domains.drug.parse import FORM_TABLE, Strength, parse_drug, strengths_agree
 
 DEV = DATA / "ohdsi-mimic-drugs" / "dev_local_drug_to_concept.tsv"
 
@@ -152,7 +152,7 @@ def _rank(budesonide, text, evidence=True, method="hybrid"):
     vocab, index, lexical, encoder = budesonide
     rank = RankConfig(top_k=5, method=method, drug_evidence=evidence)
     found = rank_hybrid(index, lexical, vocab, encoder.encode([text]), [{"text": text}],
-                        evidence_scorers(vocab, rank), rank)
+                        prepare_target(vocab).scorers(rank), rank)
     return found.set_index("target_code")
 
 
@@ -201,7 +201,7 @@ def test_a_word_with_an_accented_letter_is_one_name_word():
 
 
 def test_ingredients_read_international_and_us_names_on_both_sides():
-    """The shipped INN table (codemap.vocab.drug_names) on both sides of the comparison: a list
+    """The shipped INN table (codemap.domains.drug.names) on both sides of the comparison: a list
     writing paracetamol or salbutamol meets the shipped target's US names (it had read
     "ingredients acetaminophen not in source ✘"), and a target written with international names
     meets a list writing the US ones."""

@@ -1,6 +1,6 @@
 """Hostile files through the real CLI: each is refused with one short line, exit code 2 and no
 output, in bounded time and memory (loose bounds: the machine may be loaded; the figures at the
-reported sizes come from benchmarks/hostile_inputs.py)."""
+reported sizes come from benchmarks/inputs/hostile_inputs.py)."""
 import pytest
 
 from .hostile_files import HOSTILE, refuse

@@ -3,12 +3,12 @@ from dataclasses import replace
 
 import pytest
 
-from codemap.rank.abbreviations import (builtin_abbreviations, expand_abbreviations,
+from codemap.domains.lab.abbreviations import (builtin_abbreviations, expand_abbreviations,
                                    learn_abbreviations, with_expanded_short_names)
 from codemap.config import EvalConfig, RankConfig
-from codemap.rank.evidence import Evidence, for_row, weigh
-from codemap.rank.lab_evidence import UsageScorer, lab_scorers
-from codemap.rank.labs import CategoryScorer, category_classes, class_stem
+from codemap.domains.evidence import Evidence, for_row, weigh
+from codemap.domains.lab.text import UsageScorer, lab_scorers
+from codemap.domains.lab.columns import CategoryScorer, category_classes, class_stem
 from codemap.evaluate import eval_methods, evaluate_gold
 from codemap.vocab import builtin_loinc
 
@@ -54,16 +54,16 @@ def test_a_loinc_table_that_types_no_short_names_has_every_name_expanded(tmp_pat
     the built-in LOINC, whose short names are typed, gets exactly what it got before."""
     from codemap.config import RankConfig
     from codemap.rank.lexical import load_or_build_lexical
-    from codemap.rank.prepare import with_abbreviations
+    from codemap.domains import prepare_target
     from codemap.vocab import load_vocab_file
 
     builtin = builtin_loinc()
-    assert (with_abbreviations(builtin, RankConfig())[0].content_hash
+    assert (prepare_target(builtin).vocab.content_hash
             == with_expanded_short_names(builtin).content_hash)
     short = builtin.names[builtin.names["name_type"] == "short"]
     table = tmp_path / "lab_codes.csv"
     short[["code", "name"]].drop_duplicates("code").to_csv(table, index=False)
-    site = with_abbreviations(load_vocab_file(table), RankConfig())[0]
+    site = prepare_target(load_vocab_file(table)).vocab
     # Names that read as short names, with no long name beside them: the expansions count
     # lexically too (typed "expanded", not the encoder-only "short expanded").
     extra = site.names[site.names["name_type"] == "expanded"]

@@ -1,5 +1,5 @@
 """Lab text read as LOINC axes, the usual-variant priors and the usage prior keyed by code, on
-the shipped LOINC lists and a real OMOP LOINC sample (codemap.rank.loinc_parts, loinc_commonness,
+the shipped LOINC lists and a real OMOP LOINC sample (codemap.domains.lab.loinc, loinc_commonness,
 lab_text_evidence)."""
 import csv
 
@@ -7,15 +7,16 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from codemap.cli import app
-from codemap.rank.labs import SpecimenScorer
-from codemap.rank.lab_evidence import UsualMethodScorer, UsualSpecimenScorer, text_scorers
-from codemap.rank.lab_evidence import UsageScorer, lab_scorers
-from codemap.rank.loinc_commonness import code_rank, usual_systems
-from codemap.rank.loinc_parts import (bracket_properties, concept_axes, is_loinc_code, linguistic_variant,
+from codemap.domains.lab.columns import SpecimenScorer
+from codemap.domains.lab.text import UsualMethodScorer, UsualSpecimenScorer, text_scorers
+from codemap.domains.lab.text import UsageScorer, lab_scorers
+from codemap.domains.lab.commonness import code_rank, usual_systems
+from codemap.domains.lab.loinc import (bracket_properties, concept_axes, is_loinc_code, linguistic_variant,
                                       method_words, ranked_codes, text_axes, variant_specimens,
                                       _method_from_name)
 
-from codemap.rank.prepare import row_fields, with_axes
+from codemap.domains import prepare_target
+from codemap.rank.prepare import row_fields
 from codemap.read import read_code_list
 from codemap.vocab import builtin_loinc
 
@@ -203,7 +204,7 @@ def test_usual_specimen_tells_serum_from_whole_blood():
 def test_component_backoff_groups_only_what_the_row_cannot_tell_apart():
     """Siblings share a key when the row states no axis that separates them; a stated specimen
     or unit separates them again; a code that is not LOINC has no key."""
-    from codemap.rank.lab_evidence import ComponentBackoff
+    from codemap.domains.lab.text import ComponentBackoff
     mass, moles, urine = _shipped("1975-2"), _shipped("14631-6"), _shipped("70199-5")
     bare = ComponentBackoff().sibling_key({"text": "Bilirubin, Total"})
     assert bare(mass) == bare(moles) == bare(urine) is not None
@@ -230,7 +231,7 @@ def test_a_short_name_table_is_read_with_the_axes_its_long_names_give(tmp_path, 
     """A LOINC table named by short names: a Top-2000 code takes its long name's axes, another
     code its short name's, read through what the shipped short names are learned to stand for;
     so the usual-specimen prior sends a bare "Sodium" to serum sodium, not urine or stool."""
-    from codemap.rank.loinc_parts import reads_as_short_names, short_name_parts, with_short_name_axes
+    from codemap.domains.lab.loinc import reads_as_short_names, short_name_parts, with_short_name_axes
     from codemap.vocab import builtin_loinc
 
     assert short_name_parts("Bilirub Direct SerPl-mCnc") == ("Bilirub Direct", "SerPl", "mCnc")
@@ -262,7 +263,7 @@ def test_a_french_list_states_its_specimen():
     """A French list's specimen column ("Sérum" had been no specimen: the column was read with its
     accent) and French specimen words of a row's text: "Urines" (a plural), "LCR", "Selles"."""
     rows = {row["code"]: row for row in row_fields(read_code_list(DATA / "labs_fr.csv"))}
-    loinc = with_axes(builtin_loinc()).concepts.set_index("code")
+    loinc = prepare_target(builtin_loinc()).vocab.concepts.set_index("code")
     concept = lambda code: {"code": code, **loinc.loc[code].to_dict()}
     column = SpecimenScorer()
     assert column.score(rows["B01"], concept("2160-0")).reason == \

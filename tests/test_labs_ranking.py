@@ -5,9 +5,9 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.config import RankConfig
-from codemap.rank.labs import SpecimenScorer, UnitScorer, property_from_name, system_from_name
+from codemap.domains.lab.columns import SpecimenScorer, UnitScorer, property_from_name, system_from_name
 from codemap.rank.hybrid import _fuse
-from codemap.rank.units import parse_unit
+from codemap.domains.lab.units import parse_unit
 
 from .conftest import DATA
 

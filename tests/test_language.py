@@ -3,6 +3,7 @@ import pytest
 
 from codemap.read import detect_language, source_language
 from codemap.read import read_code_list
+from codemap.domains import prepare_target
 from codemap.rank.prepare import language_free_words
 from codemap.vocab import builtin_loinc
 from codemap.vocab.vocabulary import builtin_drugs
@@ -35,7 +36,7 @@ def test_drug_names_units_and_dose_forms_carry_no_language():
     carry none, nor do numbers, units and dose forms: the list is left unknown (ranked as the
     target's language); a list with words of its own language keeps it; a lab target takes no
     word out."""
-    drugs = language_free_words(builtin_drugs())
+    drugs = language_free_words(prepare_target(builtin_drugs()))
     english = read_code_list(DATA / "meds_en.csv").texts
     assert len(english) >= 10
     guess = source_language(english, None, drugs)
@@ -49,4 +50,4 @@ def test_drug_names_units_and_dose_forms_carry_no_language():
               "mg/ml solution injectable", "Ibuprofène 400 mg comprimé"]
     assert source_language(german, None, drugs).lang == "de"
     assert source_language(french, None, drugs).lang == "fr"
-    assert language_free_words(builtin_loinc()) == frozenset()
+    assert language_free_words(prepare_target(builtin_loinc())) == frozenset()

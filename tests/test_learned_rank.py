@@ -12,7 +12,7 @@ from codemap.cli import app
 from codemap.config import RankConfig
 from codemap.decide.learned import LearnedRanker, fit, load_or_fit, ranker_folder
 from codemap.embed.index import load_or_build_index
-from codemap.rank.evidence import Evidence
+from codemap.domains.evidence import Evidence
 from codemap.rank.learned import FitConfig, Queries, Target, feature_names, pool
 from codemap.rank.lexical import load_or_build_lexical
 from codemap.rank.pseudo_queries import draw

@@ -1,7 +1,7 @@
 """Property test of the whole map pipeline: any list a spreadsheet or a text export can hold
 (unicode of every script, empty cells, quotes, delimiters inside cells, very long and very short
 names) is mapped by the real CLI without a traceback, and every row of it is in the output.
-The 100,000-row version is a benchmark (benchmarks/map_fuzz.py)."""
+The 100,000-row version is a benchmark (benchmarks/inputs/map_fuzz.py)."""
 import csv
 
 import openpyxl

@@ -174,11 +174,11 @@ def test_a_trained_models_own_weight_holds_for_the_domain_it_names_in_one_langua
     from codemap.embed import resolve_model
     from codemap.embed.manifest import ModelInfo
     from codemap.rank import ranking_for
-    from codemap.rank.prepare import target_domain
+    from codemap.domains import domain_of
 
     base = RankConfig()
     model = ModelInfo("m", tmp_path, extra={"encoder_weights": {"other": 1.0}})
-    assert (target_domain(_vocab("HPO")), target_domain(_vocab("LOINC"))) == ("other", "lab")
+    assert (domain_of(_vocab("HPO")).name, domain_of(_vocab("LOINC")).name) == ("other", "lab")
     assert ranking_for(base, "other", model, "en", "en").encoder_weight == 1.0
     assert ranking_for(base, "other", model, "", "en").encoder_weight == 1.0
     assert ranking_for(base, "lab", model, "en", "en").encoder_weight == 0.7

@@ -74,7 +74,7 @@ def test_first_use_export_gets_the_progress_flag(tmp_path, monkeypatch):
     monkeypatch.setenv("CODEMAP_MODEL_CACHE", str(tmp_path / "models"))  # no export there yet
     asked = []
 
-    def record(info, folder, progress=False):
+    def record(info, folder, variants, progress=False):
         asked.append(progress)
         raise KeyboardInterrupt  # stop before the real (minutes-long) export
 

@@ -180,6 +180,7 @@ def test_bad_inputs_exit_2(ray_cluster, shared_cache, tmp_path, monkeypatch, arg
 
 def test_vocab_embed_with_ray_writes_the_index_a_local_build_loads(ray_cluster, tmp_path,
                                                                    default_encoder):
+    from codemap.domains import prepare_target
     from codemap.embed import load_or_build_index
     from codemap.vocab import load_target
 
@@ -187,7 +188,8 @@ def test_vocab_embed_with_ray_writes_the_index_a_local_build_loads(ray_cluster, 
                                       "--workers", "2", "--cache-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "1 chunks by Ray" in result.output
-    vocab = load_target(str(SMALL_TARGET))
+    # the vocabulary as `codemap map` ranks it: the index map loads
+    vocab = prepare_target(load_target(str(SMALL_TARGET))).vocab
     index = load_or_build_index(vocab, default_encoder, tmp_path)
     assert index.cache_hit
     local = default_encoder.encode(vocab.names["name"].tolist())

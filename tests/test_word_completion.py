@@ -6,8 +6,9 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.config import RankConfig
-from codemap.rank.prepare import text_expander, with_abbreviations
-from codemap.rank.word_completion import WordCompleter, word_completer
+from codemap.domains import prepare_target
+from codemap.rank.prepare import text_expander
+from codemap.readings.word_completion import WordCompleter, word_completer
 from codemap.vocab import builtin_loinc, load_vocab_file
 from codemap.vocab.target import load_target
 
@@ -61,11 +62,11 @@ def test_the_targets_own_short_name_words_are_left_alone():
 
 
 def test_the_default_ranking_reads_completed_texts_and_the_switch_turns_it_off():
-    vocab, expand = with_abbreviations(load_vocab_file(PCS / "icd10pcs_short_target.csv"),
-                                       RankConfig())
+    target = prepare_target(load_vocab_file(PCS / "icd10pcs_short_target.csv"))
+    expand = text_expander(target, RankConfig())
     assert expand("Division of Thoracic Sympathetic Nerve, Perc Endo Approach").endswith(
         "percutaneous endoscopic Approach")
-    plain = text_expander(vocab, RankConfig(complete_words=False))
+    plain = text_expander(target, RankConfig(complete_words=False))
     assert plain("Perc Endo Approach") == "Perc Endo Approach"
 
 

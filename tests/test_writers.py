@@ -119,3 +119,15 @@ def test_workbook_explains_its_columns(tmp_path):
     notes = {c.value: c.comment.text for c in book["candidates"][1]}
     assert notes["score"] == f"score: {COLUMN_LEGEND['score']}"
     assert all(notes[name] == f"{name}: {legend[name]}" for name in header)
+
+
+def test_the_cli_offers_every_registered_format():
+    """Export formats and vocabulary importers are registries; the CLI's choices are their
+    names, so a format added to a registry is offered, and none offered is missing."""
+    from codemap.cli.review import MappingFormat
+    from codemap.cli.vocab import VocabFormat
+    from codemap.vocab.store import IMPORTERS
+    from codemap.write.writers import MAPPING_FORMATS
+
+    assert {f.value for f in MappingFormat} == set(MAPPING_FORMATS)
+    assert {f.value for f in VocabFormat} == set(IMPORTERS)

@@ -157,13 +157,15 @@ def vocab_embed_command(
 
     Example: codemap vocab embed LOINC --model default --engine ray --workers 2
     """
+    from ..domains import prepare_target
     from ..engines.ray import embed_vocabulary
     from ..vocab import load_target
 
     setup_logging(False, False)
     cache = cache_dir or default_cache_dir()
-    vocab = load_target(name, VocabFilter.from_options(filters, standard_only, lang),
-                        store or cache / "store")
+    # The vocabulary as `codemap map` ranks it (prepared by its domain): the index map loads.
+    vocab = prepare_target(load_target(name, VocabFilter.from_options(filters, standard_only, lang),
+                                       store or cache / "store")).vocab
     done = embed_vocabulary(vocab, encoder_config(model, batch_size, device), cache,
                             ray_config(engine, ray_address, workers, num_gpus))
     state = "already cached" if done["cache_hit"] else f"{done['embedded_by_ray']} chunks by Ray"

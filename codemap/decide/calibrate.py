@@ -31,7 +31,6 @@ from ..config import EvalConfig
 from ..errors import CodemapError
 from ..evaluate.gold import gold_queries
 from ..files import atomic_path
-from ..rank.prepare import evidence_scorers, target_domain
 from .confidence import Calibrator, candidate_features, logistic, ranking_key
 
 log = logging.getLogger(__name__)
@@ -123,8 +122,8 @@ def dev_list(gold: EvalConfig, config: CalibrateConfig) -> DevList:
     missing = missing_queries(len(g.gold), config.missing_share, config.seed)
     found = g.rank(rank, [g.gold[q] if missing[q] else set() for q in range(len(g.gold))])
     return DevList(Path(gold.gold).name, dev_set(found, g.gold, missing),
-                   g.encoder.info.key(), target_domain(g.vocab),
-                   ranking_key(rank, evidence_scorers(g.vocab, rank)),
+                   g.encoder.info.key(), g.kind,
+                   ranking_key(rank, g.ranking_for(rank).scorers),
                    f"{g.vocab.id} {g.vocab.version}")
 
 

@@ -199,10 +199,14 @@ def choose_calibrator(path: Path | None, model: str, domain: str,
     """
     if path is not None:
         chosen = Calibrator.load(path)
-        if chosen.model != model or chosen.ranking != ranking:
-            raise CodemapError(f"{path}: fitted for model {chosen.model!r}, ranking "
-                               f"{chosen.ranking!r}, but this run uses {model!r}, {ranking!r}; "
-                               f"fit one for it with `codemap calibrate --model {model.split('@')[0]}`")
+        # The fix first: a ranking key is long, and an error line is cut at 300 characters.
+        fix = f"fit one for it with `codemap calibrate --model {model.split('@')[0]}`"
+        if chosen.model != model:
+            raise CodemapError(f"{path}: fitted for model {chosen.model!r}, but this run uses "
+                               f"{model!r}; {fix}")
+        if chosen.ranking != ranking:
+            raise CodemapError(f"{path}: fitted on another ranking than this run's ({fix}); "
+                               f"it has {chosen.ranking!r}, this run {ranking!r}")
         return chosen, f"{path} (fitted on {chosen.fitted_on.get('gold', '?')})"
     for chosen in shipped_calibrators():
         if chosen.matches(model, domain, ranking):

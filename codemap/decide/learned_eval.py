@@ -25,7 +25,6 @@ from ..config import EvalConfig
 from ..evaluate.gold import GoldQueries, gold_queries, hidden_rows, rank_gold, text_key
 from ..evaluate.metrics import gold_ranks, score_ranks
 from ..rank.learned import FitConfig, Queries, Target, pool
-from ..rank.prepare import evidence_scorers, target_domain, text_expander
 from ..read.language import names_language
 from .confidence import choose_calibrator, ranking_key
 from .calibrate import top_auroc
@@ -41,7 +40,7 @@ def evaluate_with_learned(config: EvalConfig) -> dict:
     g = gold_queries(config)
     report, compared = rank_gold(g)
     if g.base.method == "hybrid":
-        scorers = evidence_scorers(g.prepared[text_key(g.base)][0], g.base)
+        scorers = g.ranking_for(g.base).scorers
         add_learned(report, g, scorers, config.folds, config.seed, g.excluded, compared)
         add_default_confidence(report, g, scorers, compared[report["default_method"]])
     return report
@@ -51,8 +50,8 @@ def add_default_confidence(report: dict, g: GoldQueries, scorers, found: pd.Data
     """The AUROC of the confidence `codemap map` writes for the default ranking: the shipped
     calibration when one matches, else the target's pseudo-query calibration."""
     target = learned_target(g)
-    domain, ranking = target_domain(target.vocab), ranking_key(g.base, scorers)
-    calibrator, line = any_calibrator(target, scorers, g.base, text_expander(target.vocab, g.base),
+    domain, ranking = g.kind, ranking_key(g.base, scorers)
+    calibrator, line = any_calibrator(target, scorers, g.base, g.ranking_for(g.base),
                                       domain, ranking,
                                       choose_calibrator(None, g.encoder.info.key(), domain, ranking))
     if calibrator is not None:
@@ -66,19 +65,19 @@ def add_default_confidence(report: dict, g: GoldQueries, scorers, found: pd.Data
 
 def learned_target(g: GoldQueries) -> Target:
     """The target of a GoldQueries' prepared ranking (the default ranking's texts)."""
-    used, index, lexical, _, _ = g.prepared[text_key(g.base)]
-    lang = names_language(used.names["name"].tolist(), used.names["lang"].tolist())
-    return Target(used, g.encoder, index, lexical, lang, g.config.cache_dir)
+    ranking = g.ranking_for(g.base)
+    names = ranking.vocab.names
+    lang = names_language(names["name"].tolist(), names["lang"].tolist())
+    return Target(ranking.vocab, g.encoder, ranking.index, ranking.lexical, lang,
+                  g.config.cache_dir)
 
 
 def learned_rows(g: GoldQueries, scorers, folds: int, seed: int, excluded: frozenset,
                  fit_config: FitConfig = FitConfig()) -> tuple[pd.DataFrame, str, LearnedRanker]:
     """The learned ranking's candidates for every gold query (with `confidence`), a line saying how
     it was fitted, and the (last) ranker."""
-    if text_key(g.base) not in g.prepared:
-        g.rank(g.base)
     target = learned_target(g)
-    _, _, _, vectors, rows = g.prepared[text_key(g.base)]
+    _, vectors, rows = g.prepared[text_key(g.base)]
     lang = g.language.lang if g.language.method != "uncertain" else ""
     queries = Queries(rows, vectors, hidden_rows(target.vocab, excluded, len(rows)), g.gold,
                       [lang] * len(rows))

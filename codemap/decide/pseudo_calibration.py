@@ -27,7 +27,7 @@ from ..files import sha256_text
 from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.learned import Target, labelled, pseudo_batch
-from ..rank.prepare import second_reader, with_readings
+from ..rank.prepare import with_readings
 from ..rank.pseudo_queries import GENERATION, draw, make_absent
 from .calibrate import (cross_fit, fit_logistic, no_match_threshold, precision_curve, query_folds,
                         top_auroc)
@@ -43,33 +43,34 @@ PSEUDO_FIT = 5  # bumped when the fitting changes: cached fits are then redone
 NOT_TRANSFERRED = ("encoder_score", "lexical_score", "evidence_unconfirmed")
 
 
-def pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, domain: str,
+def pseudo_calibrator(target: Target, scorers, rank: RankConfig, readings, domain: str,
                       ranking: str) -> Calibrator:
     """The target's pseudo-query calibrator for this model and ranking, from the cache or fitted
-    and cached. `expand` prepares texts as the run prepares its rows (codemap.rank.prepare)."""
+    and cached. `readings` (a codemap.rank.assembly.Ranking) prepares texts and reads them a second
+    time as the run does its rows."""
     path = _cache_file(target, ranking, rank.top_k)
     if path.is_file():
         try:
             return Calibrator.load(path)
         except CodemapError:  # a stale or damaged cache file is refitted, never fatal
             log.info("refitting the pseudo-query calibration (%s unreadable)", path)
-    calibrator = fit_pseudo_calibrator(target, scorers, rank, expand, domain, ranking)
+    calibrator = fit_pseudo_calibrator(target, scorers, rank, readings, domain, ranking)
     path.parent.mkdir(parents=True, exist_ok=True)
     calibrator.save(path)
     return calibrator
 
 
-def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, expand, domain: str,
+def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, readings, domain: str,
                           ranking: str) -> Calibrator:
     clock = time.perf_counter()
     vocab = target.vocab
     log.info("fitting a confidence calibration on pseudo-queries of %s", vocab.id)
     drawn = make_absent(draw(vocab, QUERIES, SEED), vocab, ABSENT_SHARE, SEED + 1)
-    drawn = [replace(p, text=expand(p.text)) for p in drawn]
+    drawn = [replace(p, text=readings.prepare(p.text)) for p in drawn]
     queries = pseudo_batch(target, drawn, None)
     # Read as a mapped list's rows are: with their abbreviations' second reading.
     queries.rows = with_readings(queries.rows, [r["text"] for r in queries.rows],
-                                 second_reader(vocab, rank), lambda texts: target.encoder.encode(
+                                 readings.reader, lambda texts: target.encoder.encode(
                                      texts, progress=False, desc="embedding second readings"))
     hub = (embedded_hubness(target.index, vocab, [r["text"] for r in queries.rows], queries.vectors)
            if rank.hubness and rank.method != "lexical" else None)  # the pseudo-queries are the list
@@ -112,13 +113,13 @@ def _cache_file(target: Target, ranking: str, top_k: int) -> Path:
     return Path(target.cache_dir) / "calibration" / f"{target.vocab.id}-{key}.json"
 
 
-def any_calibrator(target: Target, scorers, rank: RankConfig, expand, domain: str,
+def any_calibrator(target: Target, scorers, rank: RankConfig, readings, domain: str,
                    ranking: str, shipped: tuple) -> tuple:
     """`shipped` (codemap.decide.confidence.choose_calibrator's (calibrator, line)) when it found
     one, else the pseudo-query calibrator and its run-sheet line."""
     if shipped[0] is not None or target.cache_dir is None:
         return shipped
-    calibrator = pseudo_calibrator(target, scorers, rank, expand, domain, ranking)
+    calibrator = pseudo_calibrator(target, scorers, rank, readings, domain, ranking)
     auroc = calibrator.metrics.get("auroc_top1")
     return calibrator, (f"fitted on {calibrator.fitted_on['gold']}, no dev pairs (pseudo-query "
                         f"AUROC {auroc}); a dev-fitted one is better: `codemap calibrate`")

@@ -3,8 +3,8 @@
 An evidence scorer looks at one source row's fields (`text`, `unit`, `specimen`, `category`, and
 any other column of the code list) and one candidate concept's attributes (the vocabulary's concept
 row: `code`, `name`, `property`, `system`, `class`…) and returns a score adjustment plus a short
-explanation. Lab evidence (`codemap.rank.labs`) is one set of scorers; drug evidence plugs in the
-same way (`codemap.rank.drug_agreement`). Ranking adds the adjustments to the fused name score, orders
+explanation. Lab evidence (`codemap.domains.lab.columns`) is one set of scorers; drug evidence plugs in the
+same way (`codemap.domains.drug.agreement`). Ranking adds the adjustments to the fused name score, orders
 candidates by the sum of the evidence tiers first (hard guarantees, e.g. "a contradicting strength
 never outranks an agreeing one") and then by that score, and writes the reasons to `explanation`.
 
@@ -19,7 +19,7 @@ concepts the name indexes may miss but the domain knows are relevant (a brand's 
 A scorer may also say which candidates the row cannot tell apart by name
 (`sibling_key(row) -> callable(concept) -> key or None`): candidates with one key share the best
 name score among them, so evidence, not encoder noise, orders them (a LOINC component's variants
-when the row states no specimen or property: codemap.rank.lab_evidence.ComponentBackoff).
+when the row states no specimen or property: codemap.domains.lab.text.ComponentBackoff).
 
 A reason may end with a mark: ✔ the candidate agrees with the row, ✘ it contradicts the row, ~
 neither: it states what the row does not say, agrees in part, or is preferred by a prior where

@@ -23,25 +23,20 @@ from ..decide.learned import LearnedRanker, load_or_fit
 from ..decide.llm_select import select_with_llm
 from ..decide.pseudo_calibration import any_calibrator
 from ..decide.triage import suggest, tally
-from ..embed.encoder import Encoder
-from ..embed.index import load_or_build_index
 from ..errors import CodemapError
 from ..files import sha256_text
 from ..rank.hubness import list_hubness, reference_texts
-from ..rank.hybrid import HYBRID_COLUMNS, rank_hybrid
+from ..rank.assembly import Ranking
+from ..rank.hybrid import HYBRID_COLUMNS
 from ..rank.learned import Queries, Target, pool
-from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import (evidence_scorers, language_free_words, ranking_for, row_fields,
-                            target_domain, text_expander, with_abbreviations, with_axes, second_reader,
-                            with_readings, both_readings)
+from ..rank.prepare import both_readings, row_fields
 from ..rank.rerank import CrossEncoder, rerank_candidates
-from ..read.language import LanguageGuess, names_language, source_language
+from ..read.language import LanguageGuess
 from ..read.normalize import read_as_notes
 from ..read.readers import SourceTable, iter_code_list, read_code_list, warn_data_like_header
 from ..review.memory import MEMORY_COLUMN
 from ..review.memory import prefill
 from ..vocab.hierarchy import BROADER_NOTE, Hierarchy, propose_broader
-from ..vocab.target import load_target
 from ..vocab.vocabulary import Vocabulary
 from ..write.parts import PartsFolder, part_name
 from ..write.writers import EXCEL_MAX_ROWS, check_output, write_candidate_parts
@@ -67,8 +62,8 @@ class MapResult:
 
 @dataclass
 class Mapper:
-    """What a run loads once (vocabulary, encoder, name index, lexical index, evidence scorers)
-    and maps any block of source rows with.
+    """What a run loads once (the ranking: target, model, indexes, evidence scorers; and the
+    decision support) and maps any block of source rows with.
 
     `map_codes` runs it over a whole list; an engine that streams a long list, or spreads it over
     workers, builds one Mapper per process, takes its view `for_list` of each list (its hubness)
@@ -77,70 +72,58 @@ class Mapper:
     """
 
     config: MapConfig
-    vocab: Vocabulary
-    encoder: Encoder
-    index: object  # codemap.embed.index.NameIndex
-    lexical: object | None  # codemap.rank.lexical.LexicalIndex; None for the encoder-only ranking
-    scorers: list
-    rank: RankConfig  # config.rank with the fusion weight for this pair of languages
-    target_lang: str = ""
-    timings: dict = field(default_factory=dict)
+    ranking: Ranking  # codemap.rank.assembly: target, model, indexes, settings for the languages
     calibrator: object | None = None  # decide.confidence.Calibrator, or decide.learned.LearnedRanker
     decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
     reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
     hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)
-    domain: str = "other"  # rank.prepare.target_domain of the target: lab, drug or other
     hub: object | None = None  # the list's codemap.rank.hubness.ListHubness (for_list)
     language: LanguageGuess | None = None  # of the list's texts given to `load`
 
     @classmethod
     def load(cls, config: MapConfig, texts: list[str] | None = None) -> "Mapper":
-        """Load the target, the model and both indexes (built and cached on first use).
+        """Load the ranking (rank.assembly.Ranking: target, model, both indexes, built and
+        cached on first use) and the decision support.
 
-        `config.source_lang` (given, or else detected here from the list's `texts`, once the
-        target is loaded: a drug target's names say which words carry no language,
-        rank.prepare.language_free_words) decides the fusion weight together with the target
-        names' language and the model; the guess is kept as `language`.
+        `config.source_lang` (given, or else detected from the list's `texts` once the target is
+        loaded: a drug target's names say which words carry no language) decides the fusion
+        weight together with the target names' language and the model; the guess is kept as
+        `language`.
         """
-        clock = time.perf_counter()
-        vocab = load_target(config.target, config.vocab_filter,
-                            config.store_dir or config.cache_dir / "store")
-        vocab, _ = with_abbreviations(vocab, config.rank)
-        language = source_language(texts or [], config.source_lang, language_free_words(vocab))
+        ranking, language = Ranking.load(
+            config.target, config.rank, vocab_filter=config.vocab_filter,
+            store_dir=config.store_dir, encoder=config.encoder, cache_dir=config.cache_dir,
+            index_config=config.index, texts=texts, source_lang=config.source_lang,
+            progress=config.progress)
         if language.method != "uncertain":
             config = replace(config, source_lang=language.lang)
-        t_vocab = time.perf_counter()
-        encoder = Encoder.load(config.encoder, config.cache_dir, progress=config.progress)
-        t_model = time.perf_counter()
-        index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress,
-                                    index_config=config.index)
-        with_axes(vocab)
-        lexical = (load_or_build_lexical(vocab, config.cache_dir)
-                   if config.rank.method != "encoder" else None)
-        timings = {"load_target": t_vocab - clock, "load_model": t_model - t_vocab,
-                   "index": time.perf_counter() - t_model}  # name index and lexical index
-        target_lang = names_language(vocab.names["name"].tolist(), vocab.names["lang"].tolist(),
-                                     config.source_lang or "")
-        domain = target_domain(vocab)
-        rank = ranking_for(config.rank, domain, encoder.info, config.source_lang or "", target_lang)
         if config.calibration is not None:  # a calibration fitted on dev gold for the fixed ranking
-            rank = replace(rank, learned=False)
-        scorers = evidence_scorers(vocab, rank)
-        calibrator = learned_ranker(Target(vocab, encoder, index, lexical, target_lang,
-                                           config.cache_dir), scorers, rank)
+            ranking = ranking.with_settings(replace(ranking.settings, learned=False))
+        rank, scorers = ranking.settings, ranking.scorers
+        calibrator = learned_ranker(_learned_target(ranking), scorers, rank)
         calibration = calibrator.describe() if calibrator is not None else None
         if calibrator is None:
-            ranking = ranking_key(rank, scorers)
+            key = ranking_key(rank, scorers)
             calibrator, calibration = any_calibrator(
-                Target(vocab, encoder, index, lexical, target_lang, config.cache_dir), scorers,
-                rank, text_expander(vocab, rank), domain, ranking,
-                choose_calibrator(config.calibration, encoder.info.key(), domain, ranking))
+                _learned_target(ranking), scorers, rank, ranking, ranking.target.kind,
+                key, choose_calibrator(config.calibration, ranking.encoder.info.key(),
+                                       ranking.target.kind, key))
         decisions = {"confidence": calibration, **decision_support(calibrator, config)}
-        return cls(config, vocab, encoder, index, lexical, scorers, rank, target_lang, timings,
-                   calibrator, decisions,
+        return cls(config, ranking, calibrator, decisions,
                    CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
-                   Hierarchy.of(vocab) if calibrator is not None else None, domain,
+                   Hierarchy.of(ranking.vocab) if calibrator is not None else None,
                    language=language)
+
+    # What the ranking loaded, under the names the engines and the run sheet read.
+    vocab = property(lambda self: self.ranking.vocab)
+    encoder = property(lambda self: self.ranking.encoder)
+    index = property(lambda self: self.ranking.index)
+    lexical = property(lambda self: self.ranking.lexical)
+    scorers = property(lambda self: self.ranking.scorers)
+    rank = property(lambda self: self.ranking.settings)
+    target_lang = property(lambda self: self.ranking.target_lang)
+    domain = property(lambda self: self.ranking.target.kind)
+    timings = property(lambda self: self.ranking.timings)
 
     @functools.cached_property
     def known_names(self) -> frozenset:
@@ -150,42 +133,23 @@ class Mapper:
     def is_target_name(self, text: str) -> bool:
         return text.casefold() in self.known_names
 
-    @functools.cached_property
-    def prepare(self):
-        """How source texts are prepared (rank.prepare.text_expander), built once: every block
-        of a long list asks, and building it reads the whole target."""
-        return text_expander(self.vocab, self.rank)
-
-    @functools.cached_property
-    def reader(self):
-        """The second reading of prepared texts (rank.prepare.second_reader), built
-        once: choosing its senses reads every name of the target (0.1 s per 10k names)."""
-        return second_reader(self.vocab, self.rank)
-
     def map_block(self, source: SourceTable) -> pd.DataFrame:
         """Candidates in long form for every row of `source` (see `MapResult.candidates`)."""
-        expand = self.prepare
-        query_texts = [expand(t) for t in source.query_texts]
-        encode = lambda texts, desc="embedding source": self.encoder.encode(
-            texts, progress=self.config.progress, desc=desc)
-        queries = encode(query_texts)
-        rows = [{**row, "text": expand(row["text"])} for row in row_fields(source)]
-        rows = with_readings(rows, query_texts, self.reader,
-                             lambda texts: encode(texts, "embedding second readings"))
+        rows, queries = self.ranking.embed(row_fields(source), source.query_texts)
         if isinstance(self.calibrator, LearnedRanker):
             found = self._rank_learned(queries, rows)
         else:
-            found = rank_hybrid(self.index, self.lexical, self.vocab, queries, rows, self.scorers,
-                                self.rank, progress=self.config.progress, hub=self.hub)
+            found = self.ranking.rank(queries, rows, hub=self.hub)
         if self.calibrator is not None and "confidence" not in found:
             found.insert(found.columns.get_loc("score") + 1, "confidence",
                          self.calibrator.predict(found).round(4))
         if self.reranker is not None:
-            found = rerank_candidates(found, query_texts, self.reranker, self.rank.rerank_top)
+            found = rerank_candidates(found, [self.ranking.prepare(t) for t in source.query_texts],
+                                      self.reranker, self.rank.rerank_top)
         candidates = _join_source(source, source.texts, found)
-        candidates["explanation"] = read_as_notes(candidates["source_text"],
-                                                  candidates["explanation"],
-                                                  both_readings(expand, self.reader))
+        candidates["explanation"] = read_as_notes(
+            candidates["source_text"], candidates["explanation"],
+            both_readings(self.ranking.prepare, self.ranking.reader))
         if self.config.memory is not None:
             candidates, _ = prefill(candidates, self.vocab, self.config.memory)
         # Confidence, uphill proposals and suggestions need only each row's own candidates, so
@@ -206,33 +170,27 @@ class Mapper:
         found = self.calibrator.rank(table, self.rank.top_k)
         return found[[*HYBRID_COLUMNS[:6], "confidence", *HYBRID_COLUMNS[6:]]]
 
-    def _target(self, target_lang: str | None = None) -> Target:
-        return Target(self.vocab, self.encoder, self.index, self.lexical,
-                      self.target_lang if target_lang is None else target_lang,
-                      self.config.cache_dir)
+    def _target(self) -> Target:
+        return _learned_target(self.ranking)
 
     def for_source_lang(self, lang: str | None) -> "Mapper":
         """This Mapper, sharing what it loaded, for a list in `lang` (the fusion weight depends
         on the pair of languages): an engine mapping several lists at once uses one per list."""
-        names = self.vocab.names
-        target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang or "")
-        rank = ranking_for(self.config.rank, self.domain, self.encoder.info, lang or "", target_lang)
-        scorers = evidence_scorers(self.vocab, rank)
+        ranking = self.ranking.for_language(lang or "", self.config.rank)
         calibrator = self.calibrator
         if isinstance(calibrator, LearnedRanker):  # the scorer set may differ: its own ranker
-            calibrator = learned_ranker(self._target(target_lang), scorers, rank)
-        return replace(self, config=replace(self.config, source_lang=lang), rank=rank,
-                       target_lang=target_lang, scorers=scorers, calibrator=calibrator)
+            calibrator = learned_ranker(_learned_target(ranking), ranking.scorers,
+                                        ranking.settings)
+        return replace(self, config=replace(self.config, source_lang=lang), ranking=ranking,
+                       calibrator=calibrator)
 
     def for_list(self, query_texts: list[str]) -> "Mapper":
         """This Mapper for a list whose rows read `query_texts` (SourceTable.query_texts, the
         whole list's or `codemap.rank.hubness.reference_texts` of them): its hubness."""
         if not self.rank.hubness or self.rank.method == "lexical":
             return replace(self, hub=None)
-        expand = self.prepare
-        encode = lambda texts: self.encoder.encode([expand(t) for t in texts],
-                                                   progress=self.config.progress,
-                                                   desc="embedding the list's reference rows")
+        encode = lambda texts: self.ranking.encode([self.ranking.prepare(t) for t in texts],
+                                                   "embedding the list's reference rows")
         return replace(self, hub=list_hubness(self.index, self.vocab, encode, query_texts))
 
     def describe(self) -> dict:
@@ -429,6 +387,12 @@ def _run_sheet(config: MapConfig, source: SourceTable, mapper: Mapper, language:
         "rows_read": rows_read,
         "rows_empty": rows_empty,
     }
+
+
+def _learned_target(ranking: Ranking) -> Target:
+    """The learned ranker's view of a ranking (codemap.rank.learned.Target)."""
+    return Target(ranking.vocab, ranking.encoder, ranking.index, ranking.lexical,
+                  ranking.target_lang, ranking.cache_dir)
 
 
 def learned_ranker(target: Target, scorers, rank: RankConfig) -> LearnedRanker | None:

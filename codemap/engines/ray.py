@@ -44,6 +44,7 @@ from ..embed.models import resolve_model
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
 from ..rank.hubness import reference_texts
+from ..domains import prepare_target
 from ..rank.prepare import language_free_words
 from ..read.language import source_language
 from ..read.readers import SOURCE_FILE_COLUMN, read_code_list
@@ -111,9 +112,9 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
     """
     ray = _import_ray()
     tables = [read_code_list(path, config.read) for path in sources]
-    vocab = load_target(config.target, config.vocab_filter,
-                        config.store_dir or config.cache_dir / "store")
-    neutral = language_free_words(vocab)
+    target = prepare_target(load_target(config.target, config.vocab_filter,
+                                        config.store_dir or config.cache_dir / "store"))
+    neutral = language_free_words(target)
     guesses = [source_language(t.texts, config.source_lang, neutral) for t in tables]
     langs = [g.lang if g.method != "uncertain" else config.source_lang for g in guesses]
     settings = _run_settings(config, sources, ray_config)
@@ -127,8 +128,9 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
     started = time.perf_counter()
     if pending:
         with ray_session(ray, ray_config):
-            if not _index_ready(vocab, config.encoder, config.cache_dir):
-                embed_vocabulary(vocab, config.encoder, config.cache_dir, ray_config)
+            # the vocabulary as ranking uses it (prepared by its domain): the index a Mapper loads
+            if not _index_ready(target.vocab, config.encoder, config.cache_dir):
+                embed_vocabulary(target.vocab, config.encoder, config.cache_dir, ray_config)
             items = [{"part": name, "source": n, "first_row": block.first_row,
                       "frame": pickle.dumps(block.frame)} for name, n, block in pending]
             templates = [replace(t, frame=t.frame.iloc[:0]) for t in tables]

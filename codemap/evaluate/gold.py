@@ -9,21 +9,14 @@ import numpy as np
 import pandas as pd
 
 from ..config import EvalConfig, RankConfig, ReadOptions
-from ..embed.encoder import Encoder
-from ..embed.index import load_or_build_index
 from ..errors import CodemapError
-from ..rank.drug_agreement import is_drug_vocabulary
+from ..rank.assembly import Ranking
 from ..rank.hubness import embedded_hubness
-from ..rank.hybrid import rank_hybrid
-from ..rank.lexical import load_or_build_lexical
-from ..rank.prepare import (second_reader, evidence_scorers, language_free_words, ranking_for,
-                            row_fields, target_domain, with_abbreviations, with_axes,
-                            with_readings)
+from ..rank.prepare import row_fields
 from ..rank.rerank import CrossEncoder, rerank_candidates
-from ..read.language import LanguageGuess, names_language, source_language
 from ..read.bounds import name_list
+from ..read.language import LanguageGuess
 from ..read.readers import read_code_list
-from ..vocab.target import load_target
 from ..vocab.vocabulary import SYNONYM_SEPARATOR, Vocabulary
 from .metrics import gold_ranks, score_ranks
 
@@ -45,7 +38,7 @@ def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
     config = g.config
     reranker = CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None
     scores, ranks, compared = {}, {}, {}
-    drugs = is_drug_vocabulary(g.vocab)
+    drugs = g.kind == "drug"
     rerank_inputs = {}  # method → (its candidates, query texts) for the re-ranked rows
     for method, rank in eval_methods(g.base, drugs=drugs).items():
         found = g.rank(rank)
@@ -54,7 +47,7 @@ def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
         ranks[method] = gold_ranks(found, g.gold)
         scores[method] = score_ranks(ranks[method])
         if reranker is not None and method in ("encoder", DEFAULT_METHOD[drugs]):
-            texts = [row["text"] for row in g.prepared[text_key(rank)][4]]
+            texts = [row["text"] for row in g.prepared[text_key(rank)][2]]
             rerank_inputs[method] = (found, texts)
     rerank_ms = _eval_reranked(reranker, g.base.rerank_top, rerank_inputs, g.gold, scores, ranks)
     return {"rerank_ms_per_row": rerank_ms, "scores": scores, "ranks": ranks, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
@@ -68,33 +61,49 @@ def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
 
 @dataclass
 class GoldQueries:
-    """A gold file's queries whose gold code is in the target, ready to rank (`eval`, `calibrate`)."""
+    """A gold file's queries whose gold code is in the target, ready to rank (`eval`, `calibrate`),
+    through the one pipeline assembly (codemap.rank.assembly.Ranking)."""
 
     config: EvalConfig
-    vocab: Vocabulary
-    encoder: Encoder
+    ranking: Ranking  # the target, model and indexes, at the base settings
     rows: list[dict]  # each query's fields (text, unit, specimen, other columns)
     gold: list[set[str]]  # each query's right codes
     n_pairs: int  # rows in the gold file, in the target or not
-    base: RankConfig  # config.rank with the fusion weight for this pair of languages
     language: LanguageGuess
-    prepared: dict = field(default_factory=dict)  # text_key → _prepare_eval's tuple
+    # text_key → (the ranking under those settings, the queries' vectors, their embedded rows)
+    prepared: dict = field(default_factory=dict)
     hubs: dict = field(default_factory=dict)  # text_key → the queries' ListHubness
     excluded: frozenset = frozenset()  # codes removed from the target (eval --drop-gold-share)
+
+    @property
+    def base(self) -> RankConfig:
+        """config.rank with the fusion weight for this pair of languages."""
+        return self.ranking.settings
+
+    vocab = property(lambda self: self.ranking.vocab)
+    encoder = property(lambda self: self.ranking.encoder)
+    kind = property(lambda self: self.ranking.target.kind)  # lab, drug or other
 
     @property
     def model(self) -> str:
         return self.encoder.info.id
 
+    def ranking_for(self, rank: RankConfig) -> Ranking:
+        """The ranking under `rank`'s settings, its queries embedded (once per text_key)."""
+        key = text_key(rank)
+        if key not in self.prepared:
+            ranking = self.ranking.with_settings(rank)
+            rows, vectors = ranking.embed(self.rows, [row["text"] for row in self.rows])
+            self.prepared[key] = (ranking, vectors, rows)
+        return self.prepared[key][0].with_settings(rank)
+
     def rank(self, rank: RankConfig, hide: list[set[str]] | None = None) -> pd.DataFrame:
         """rank_hybrid's candidate frame for these queries under one ranking configuration;
         `hide[q]`: codes absent from the target for query q alone (besides `excluded`)."""
-        if text_key(rank) not in self.prepared:
-            self.prepared[text_key(rank)] = _prepare_eval(
-                self.vocab, self.encoder, self.rows, rank, self.config)
-        used, index, lexical, queries, rows = self.prepared[text_key(rank)]
-        return rank_hybrid(index, lexical, used, queries, rows, evidence_scorers(used, rank), rank,
-                           hidden_rows(used, self.excluded, len(rows), hide), hub=self._hub(rank))
+        ranking = self.ranking_for(rank)
+        _, vectors, rows = self.prepared[text_key(rank)]
+        return ranking.rank(vectors, rows, hub=self._hub(rank),
+                            exclude=hidden_rows(ranking.vocab, self.excluded, len(rows), hide))
 
     def _hub(self, rank: RankConfig):
         """The gold file's hubness (codemap.rank.hubness): its queries are the list, taken as
@@ -103,8 +112,9 @@ class GoldQueries:
             return None
         key = text_key(rank)
         if key not in self.hubs:
-            used, index, _, queries, _ = self.prepared[key]
-            self.hubs[key] = embedded_hubness(index, used, [row["text"] for row in self.rows], queries)
+            ranking, vectors, _ = self.prepared[key]
+            self.hubs[key] = embedded_hubness(ranking.index, ranking.vocab,
+                                              [row["text"] for row in self.rows], vectors)
         return self.hubs[key]
 
 
@@ -122,21 +132,20 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     if config.gold_col not in source.frame.columns:
         raise CodemapError(f"{config.gold}: no column named {config.gold_col!r} "
                            f"(columns: {name_list(source.frame.columns)})")
-    vocab = load_target(config.target, config.vocab_filter, config.store_dir or config.cache_dir / "store")
-    known = set(vocab.concepts["code"])
+    names, query_texts = source.texts, source.query_texts
     gold = [{c.strip() for c in value.split(SYNONYM_SEPARATOR) if c.strip()}
             for value in source.frame[config.gold_col]]
-    names, query_texts = source.texts, source.query_texts
-    keep = [i for i, codes in enumerate(gold) if codes & known and names[i]]
-    encoder = Encoder.load(config.encoder, config.cache_dir, progress=config.progress)
     fields = row_fields(source)
+    candidates = [i for i, codes in enumerate(gold) if codes and names[i]]
+    ranking, language = Ranking.load(
+        config.target, config.rank, vocab_filter=config.vocab_filter, store_dir=config.store_dir,
+        encoder=config.encoder, cache_dir=config.cache_dir,
+        texts=[query_texts[i] for i in candidates], progress=config.progress)
+    known = set(ranking.vocab.concepts["code"])
+    keep = [i for i in candidates if gold[i] & known]
     rows = [{**fields[i], "text": query_texts[i]} for i in keep]
-    language = source_language([query_texts[i] for i in keep], None, language_free_words(vocab))
-    lang = language.lang if language.method != "uncertain" else ""
-    base = ranking_for(config.rank, target_domain(vocab), encoder.info, lang, names_language(
-        vocab.names["name"].tolist(), vocab.names["lang"].tolist(), lang))
     kept = [gold[i] for i in keep]
-    return GoldQueries(config, vocab, encoder, rows, kept, len(source.frame), base, language,
+    return GoldQueries(config, ranking, rows, kept, len(source.frame), language,
                        excluded=dropped_codes(kept, config.drop_gold_share, config.seed))
 
 
@@ -180,22 +189,6 @@ def _eval_reranked(reranker: CrossEncoder | None, top: int, inputs: dict, gold: 
         ranks[name] = gold_ranks(reranked, gold)
         scores[name] = score_ranks(ranks[name])
     return round(1000 * float(np.mean(seconds)), 2)
-
-
-def _prepare_eval(vocab: Vocabulary, encoder: Encoder, rows: list[dict], rank: RankConfig,
-                  config: EvalConfig) -> tuple:
-    """Vocabulary, indexes and query vectors for one `text_key` of the ranking."""
-    vocab, expand = with_abbreviations(vocab, rank)
-    rows = [{**row, "text": expand(row["text"])} for row in rows]
-    index = load_or_build_index(vocab, encoder, config.cache_dir, progress=config.progress)
-    texts = [row["text"] for row in rows]
-    encode = lambda texts, desc="embedding queries": encoder.encode(
-        texts, progress=config.progress, desc=desc)
-    queries = encode(texts)
-    rows = with_readings(rows, texts, second_reader(vocab, rank),
-                         lambda read: encode(read, "embedding second readings"))
-    with_axes(vocab)
-    return vocab, index, load_or_build_lexical(vocab, config.cache_dir), queries, rows
 
 
 # The ranking `codemap map` uses by default, under its name in eval_methods.

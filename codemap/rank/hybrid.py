@@ -12,7 +12,7 @@ from ..config import RankConfig
 from ..embed.index import NameIndex
 from ..progress import bar as progress_bar
 from ..vocab.vocabulary import Vocabulary
-from .evidence import extra_candidates, for_row, sibling_keys, weigh_bound
+from ..domains.evidence import extra_candidates, for_row, sibling_keys, weigh_bound
 
 CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_name", "score"]
 
@@ -233,7 +233,7 @@ def _fuse(enc_c, lex_c, config: RankConfig) -> np.ndarray:
 
 def _sibling_scores(fused_row, candidates, record, key) -> dict:
     """Each candidate's name score and, when a sibling the row cannot tell apart scores higher
-    (`key`: codemap.rank.evidence.sibling_keys), that sibling, whose score it takes:
+    (`key`: codemap.domains.evidence.sibling_keys), that sibling, whose score it takes:
     {c: (own score, sibling or None)}."""
     own = {c: (float(fused_row[c]), None) for c in candidates}
     if key is None:

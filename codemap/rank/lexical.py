@@ -17,8 +17,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from ..files import atomic_path, sha256_text
-from ..vocab.vocabulary import Vocabulary
-from .abbreviations import ENCODER_ONLY_EXPANDED
+from ..vocab.vocabulary import ENCODER_ONLY_EXPANDED, Vocabulary
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..vocab.vocabulary import Vocabulary
-from .abbreviations import learn_abbreviations
+from ..domains.lab.abbreviations import learn_abbreviations
 
 GENERATION = 2  # bumped when the drawing changes: a cached ranker fitted on older draws is refitted
 _BRACKETED = re.compile(r"\s*[\[(][^\])]*[\])]")

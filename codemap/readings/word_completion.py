@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
 from ..vocab.vocabulary import Vocabulary
-from .sense_lexicon import SHORT_NAME_TYPES
+from ..vocab.vocabulary import SHORT_NAME_TYPES
 
 # Letters of any script written with spaces between words ("Prot" of "Protéines" is no cut
 # word); not Chinese or Japanese, where a run of letters is a phrase that no cut word can be.

@@ -51,7 +51,7 @@ class Combiner:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         if tuple(manifest["features"]) != FEATURES:
             raise CodemapError(f"{folder}: fitted on other features than this codemap computes; "
-                               f"refit it (benchmarks/second_stage.py)")
+                               f"refit it (benchmarks/quality/second_stage.py)")
         booster = lightgbm.Booster(model_str=(folder / COMBINER).read_text(encoding="utf-8"))
         return Combiner(booster, tuple(manifest["calibration"]["x"]),
                         tuple(manifest["calibration"]["y"]), manifest)

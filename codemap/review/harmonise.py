@@ -27,8 +27,8 @@ import pandas as pd
 from ..config import HarmoniseConfig
 from ..errors import CodemapError
 from ..files import temp_dir_beside
-from ..rank.labs import property_from_name
-from ..rank.units import parse_unit
+from ..domains.lab.columns import property_from_name
+from ..domains.lab.units import parse_unit
 from ..vocab.target import load_target
 from ..vocab.vocabulary import Vocabulary
 from .apply import read_reviewed_workbook, resolve_reviews, target_from_run
@@ -127,9 +127,9 @@ def _check_one_target(read: list) -> None:
     for name, path, _, run in read[1:]:
         got = _target_of(run)
         if got != want:
-            raise CodemapError(f"{path} (site {name}) was mapped onto {got[0]} ({got[1]}), but "
-                               f"{first_path} (site {first_name}) onto {want[0]} ({want[1]}); "
-                               f"map every site onto one vocabulary version")
+            raise CodemapError(f"map every site onto one vocabulary version: site {name} was "
+                               f"mapped onto {got[0]} ({got[1]}), site {first_name} onto "
+                               f"{want[0]} ({want[1]}) ({path}, {first_path})")
 
 
 def _target_of(run: dict) -> tuple[str, str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import ApplyConfig
-from ..write.writers import _write_cell, _write_run_sheet, escape_formula, write_mappings
+from ..write.writers import escape_formula, write_cell, write_mappings, write_run_sheet
 from .apply import approved_mappings
 
 WORKBOOK = "harmonised.xlsx"
@@ -76,7 +76,7 @@ def _write_workbook(tables: dict[str, pd.DataFrame], path: Path, run: dict) -> N
     for name, table in tables.items():
         _write_sheet(book.add_worksheet(name), table, header, plain,
                      missing if name == "crosswalk" else None)
-    _write_run_sheet(book, run, header)
+    write_run_sheet(book, run, header)
     book.close()
 
 
@@ -90,7 +90,7 @@ def _write_sheet(sheet, table: pd.DataFrame, header, plain, missing) -> None:
     for r, values in enumerate(table.itertuples(index=False), start=1):
         for c, value in enumerate(values):
             empty = value == "" or value is None
-            _write_cell(sheet, r, c, value, missing if c in site_cells and empty else plain)
+            write_cell(sheet, r, c, value, missing if c in site_cells and empty else plain)
     sheet.freeze_panes(1, 0)
     sheet.autofilter(0, 0, max(len(table), 1), len(columns) - 1)
     for c, name in enumerate(columns):

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..errors import CodemapError
 from ..files import atomic_path
-from ..rank.loinc_parts import component_from_name
+from ..domains.lab.loinc import component_from_name
 from ..vocab.vocabulary import Vocabulary
 
 SHIPPED = "data/harmonise/name-threshold.json"

@@ -6,6 +6,7 @@ concept, so a concept scores by its best name). The vocabulary store produces th
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -18,6 +19,12 @@ from ..read.bounds import VOCABULARY_LIMITS, name_list
 from ..read.readers import header_key, read_table
 
 NAME_COLUMNS = ["code", "name", "name_type", "lang"]
+# Name types of expanded short names (codemap.domains.lab.abbreviations): read by the encoder
+# only (codemap.rank.lexical leaves them out of the n-gram index), or by the lexical index too (a
+# table with no long names). With "short", the types whose words are abbreviated themselves.
+ENCODER_ONLY_EXPANDED = "short expanded"
+EXPANDED = "expanded"
+SHORT_NAME_TYPES = frozenset({"short", ENCODER_ONLY_EXPANDED, EXPANDED})
 RELATION_COLUMNS = ["head", "relation", "tail"]
 SYNONYM_SEPARATOR = "|"
 
@@ -58,6 +65,11 @@ class Vocabulary:
             types = "\n".join(self.names["name_type"].astype(str))
             self._typed_hash = sha256_text(self.content_hash, types)
         return self._typed_hash
+
+    def with_concepts(self, concepts: pd.DataFrame) -> "Vocabulary":
+        """A copy with another concept table (more attribute columns), the same names: its
+        index cache keys (content_hash, typed_hash) stay."""
+        return dataclasses.replace(self, concepts=concepts)
 
     def concept_attributes(self) -> pd.DataFrame:
         """Concept table indexed by code, for joining attributes onto candidates."""
@@ -171,7 +183,7 @@ def builtin_loinc() -> Vocabulary:
 
 def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
     """German names (lang "de") of the built-in codes, from the deDE15 linguistic variant
-    (benchmarks/build_loinc_german.py): the long common name, and each German related name of
+    (recipes/build_loinc_german.py): the long common name, and each German related name of
     the component with the specimen ("Gamma-GT Serum oder Plasma"), since local lists name the
     analyte by its everyday name and rarely spell out the property. A related name listed under
     codes of several analytes ("RBC" under the red-cell count, the RDW, the MCH) is a search

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -217,7 +218,7 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
         if r > 1 and source_rows[r - 1] != source_rows[r - 2]:
             group ^= 1
         for c, value in enumerate(values):
-            _write_cell(sheet, r, c, value, score_fmt[group] if columns[c] in ("score", "confidence") else band[group])
+            write_cell(sheet, r, c, value, score_fmt[group] if columns[c] in ("score", "confidence") else band[group])
         rank = ranks[r - 1]
         if rank is not None and not pd.isna(rank) and int(rank) > 1:
             sheet.set_row(r, None, None, {"level": 1})
@@ -249,7 +250,7 @@ def write_review_workbook(frame: pd.DataFrame, path: Path, run: dict) -> None:
     for c, name in enumerate(columns):  # a note on each header cell: hover to read it
         sheet.write_comment(0, c, f"{name}: {COLUMN_LEGEND.get(name, OTHER_COLUMN)}",
                             {"x_scale": 2.5, "y_scale": 1.6})
-    _write_run_sheet(book, run, header)
+    write_run_sheet(book, run, header)
     _write_legend_sheet(book, columns, header)
     book.close()
 
@@ -267,7 +268,7 @@ def _write_legend_sheet(book, columns: list[str], header) -> None:
     sheet.set_column(1, 1, 110)
 
 
-def _write_cell(sheet, r: int, c: int, value, fmt) -> None:
+def write_cell(sheet, r: int, c: int, value, fmt) -> None:
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         sheet.write_blank(r, c, None, fmt)
     elif isinstance(value, bool):
@@ -280,7 +281,7 @@ def _write_cell(sheet, r: int, c: int, value, fmt) -> None:
         sheet.write_string(r, c, str(value), fmt)
 
 
-def _write_run_sheet(book, run: dict, header) -> None:
+def write_run_sheet(book, run: dict, header) -> None:
     sheet = book.add_worksheet("run")
     sheet.write_string(0, 0, "setting", header)
     sheet.write_string(0, 1, "value", header)
@@ -293,7 +294,6 @@ def _write_run_sheet(book, run: dict, header) -> None:
 
 # --- approved mappings in exchange formats (`codemap apply`) ------------------------------------
 
-MAPPING_FORMATS = ["omop", "sssom", "usagi", "csv"]
 # OMOP CDM v5.4 SOURCE_TO_CONCEPT_MAP, in the CDM's column order.
 OMOP_STCM_COLUMNS = ["source_code", "source_concept_id", "source_vocabulary_id",
                      "source_code_description", "target_concept_id", "target_vocabulary_id",
@@ -322,29 +322,21 @@ OMOP_END_DATE = "2099-12-31"
 
 
 def write_mappings(mappings: pd.DataFrame, reviews: pd.DataFrame, config, vocab, run: dict) -> Path:
-    """Write approved mappings in `config.format` to `config.output`, atomically.
+    """Write approved mappings in `config.format` (a name of MAPPING_FORMATS) to
+    `config.output`, atomically.
 
     `mappings` are approved rows (review.approved_mappings); `reviews` every row, for the
-    formats that also list what was not approved. Raises CodemapError when the format needs
-    OMOP concept ids the target does not have.
+    formats that also list what was not approved. Raises CodemapError for an unknown format, and
+    when the format needs OMOP concept ids the target does not have.
     """
-    fmt = config.format
-    if fmt not in MAPPING_FORMATS:
-        raise CodemapError(f"unknown format {fmt!r}; use one of {', '.join(MAPPING_FORMATS)}")
-    if fmt in ("omop", "usagi"):
-        _require_concept_ids(mappings, vocab, fmt)
+    fmt = MAPPING_FORMATS.get(config.format)
+    if fmt is None:
+        raise CodemapError(f"unknown format {config.format!r}; use one of "
+                           f"{', '.join(MAPPING_FORMATS)}")
+    if fmt.needs_concept_ids:
+        _require_concept_ids(mappings, vocab, config.format)
     with atomic_path(config.output) as tmp:
-        if fmt == "omop":
-            # Athena and CDM loaders use tab-separated files; .csv asks for commas.
-            sep = "," if config.output.suffix.lower() == ".csv" else "\t"
-            _omop_table(mappings, reviews, config, run).to_csv(tmp, sep=sep, index=False)
-        elif fmt == "usagi":
-            _usagi_table(mappings, reviews).to_csv(tmp, index=False)
-        elif fmt == "sssom":
-            _write_sssom(mappings, config, vocab, run, tmp, no_match_sources(mappings, reviews))
-        else:
-            out = mappings.reindex(columns=CSV_MAPPING_COLUMNS)
-            out.apply(lambda col: col.map(escape_formula)).to_csv(tmp, index=False)
+        fmt.write(mappings, reviews, config, vocab, run, tmp)
     return config.output
 
 
@@ -494,3 +486,33 @@ def _curie_prefix(name: str) -> str:
 
 def _yaml_str(value: str) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class MappingFormat:
+    """An exchange format of approved mappings: how it is written, and whether it needs OMOP
+    concept ids. A new format is one function and one line in MAPPING_FORMATS."""
+
+    write: Callable  # (mappings, reviews, config, vocab, run, path) → None
+    needs_concept_ids: bool = False
+
+
+def _write_omop(mappings, reviews, config, vocab, run, path) -> None:
+    # Athena and CDM loaders use tab-separated files; .csv asks for commas.
+    sep = "," if config.output.suffix.lower() == ".csv" else "\t"
+    _omop_table(mappings, reviews, config, run).to_csv(path, sep=sep, index=False)
+
+
+def _write_csv(mappings, reviews, config, vocab, run, path) -> None:
+    out = mappings.reindex(columns=CSV_MAPPING_COLUMNS)
+    out.apply(lambda col: col.map(escape_formula)).to_csv(path, index=False)
+
+
+MAPPING_FORMATS = {
+    "omop": MappingFormat(_write_omop, needs_concept_ids=True),
+    "sssom": MappingFormat(lambda m, r, c, v, run, path: _write_sssom(
+        m, c, v, run, path, no_match_sources(m, r))),
+    "usagi": MappingFormat(lambda m, r, c, v, run, path: _usagi_table(m, r).to_csv(
+        path, index=False), needs_concept_ids=True),
+    "csv": MappingFormat(_write_csv),
+}

@@ -30,7 +30,7 @@ from codemap.config import MapConfig, RankConfig, default_cache_dir
 from codemap.engines.local import Mapper
 from codemap.read.readers import SourceTable
 from codemap.vocab import builtin_loinc, load_target
-from codemap.vocab.drug_names import other_names
+from codemap.domains.drug.names import other_names
 
 from ..kg import clean_name
 from ..loop import holdout_names
@@ -65,8 +65,8 @@ def lab_codes() -> list[LabCode]:
     """The built-in LOINC's codes with what lab_row needs, from codemap's own tables; the short
     and German names of codes in evaluation sets made of them are left out (SHORT_NAMES_HELD,
     GERMAN_NAMES_HELD)."""
-    from codemap.rank.labs import add_loinc_axes
-    from codemap.rank.loinc_parts import concept_axes, short_name_parts
+    from codemap.domains.lab.columns import add_loinc_axes
+    from codemap.domains.lab.loinc import concept_axes, short_name_parts
 
     vocab = builtin_loinc()
     concepts = add_loinc_axes(vocab.concepts)
@@ -105,7 +105,7 @@ def _style_group(system: str, group: str) -> str:
 
 def _component_case(long_name: str) -> str:
     """The component as the long name writes it (its own capitals: "Hemoglobin A1c")."""
-    from codemap.rank.loinc_parts import component_from_name
+    from codemap.domains.lab.loinc import component_from_name
 
     return component_from_name(long_name.split(" --")[0])
 
@@ -154,7 +154,7 @@ def dose_form_abbreviations() -> dict[str, list[str]]:
     (codemap/data/drugs/dose_forms.tsv): the table's words of its groups that abbreviate one of
     its own words ("tab" of "Tablet", "susp" of "Suspension", "inj" of "Injectable"), after a
     release word where the form has a release qualifier ("ER tab", "gastro-resistant caps")."""
-    from codemap.rank.drugs import RXNORM_DOSE_FORMS, form_words
+    from codemap.domains.drug.parse import RXNORM_DOSE_FORMS, form_words
 
     table = form_words()
     release = {"extended", "delayed"}

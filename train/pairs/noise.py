@@ -104,7 +104,7 @@ def surface(text: str, rng: random.Random, p_cut: float = 0.1, p_typo: float = 0
 
 # --- labs -------------------------------------------------------------------------------------------
 
-# Specimen groups (codemap.rank.labs.specimen_group of a LOINC system) → how lists write them, as
+# Specimen groups (codemap.domains.lab.columns.specimen_group of a LOINC system) → how lists write them, as
 # a prefix (ending in "-" or " ") or a suffix (starting with " " or ",").
 SPECIMEN_STYLES = {
     "serum/plasma": ["S-", "P-", "Serum ", "Plasma ", " Serum", " serum", ", SERUM", ", plasma",

@@ -1,7 +1,7 @@
 """Drug evidence: structured agreement between a source drug string and candidate drug concepts.
 
 For each (source row, concept) pair the parsed ingredients, strength, dose form and brand are
-compared (`codemap.rank.drugs`) by four evidence scorers (`codemap.rank.evidence`), each returning a
+compared (`codemap.domains.drug.parse`) by four evidence scorers (`codemap.domains.evidence`), each returning a
 score adjustment and an explanation a reviewer can read ("strength 0.25 MG/ML = source 0.5 mg/2 mL ✔").
 They plug into the same hybrid ranking as the lab scorers (`codemap.rank.hybrid.rank_hybrid`).
 
@@ -28,10 +28,10 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..read.normalize import WORDS
-from .drugs import (DrugParse, in_one_name, ingredient_key, parse_drug, strength_comparable,
+from ...read.normalize import WORDS
+from .parse import (DrugParse, in_one_name, ingredient_key, parse_drug, strength_comparable,
                     strengths_agree)
-from .evidence import NO_EVIDENCE, Evidence
+from ..evidence import NO_EVIDENCE, Evidence
 
 # Score adjustments, in cosine-similarity units (embedding scores of near misses differ by ~0.05).
 WEIGHTS = {

@@ -2,7 +2,7 @@
 salbutamol ↔ albuterol), so a list written with one meets a drug target written with the other.
 
 The pairs ship as codemap/data/drugs/inn_synonyms.tsv (from DrugCentral, CC BY-SA 4.0, licence
-beside it; built by benchmarks/build_drug_synonyms.py, which learns from DrugCentral which of an
+beside it; built by recipes/build_drug_synonyms.py, which learns from DrugCentral which of an
 ingredient's synonyms are nonproprietary names). `with_other_names` adds, to every name of a drug
 target that contains an ingredient with another name, the same name with the other one in its
 place, as an extra name of the same concept. `one_spelling` and `in_one_spelling` write both sides
@@ -18,8 +18,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..read.normalize import LETTERS
-from .vocabulary import Vocabulary
+from ...read.normalize import LETTERS
+from ...vocab.vocabulary import Vocabulary
 
 TABLE = "data/drugs/inn_synonyms.tsv"
 LONGEST = 2  # words of the longest ingredient name looked up ("glyceryl trinitrate")

@@ -19,8 +19,8 @@ from importlib import resources
 
 import pint
 
-from ..read.normalize import LETTER, LETTER_OR_DIGIT
-from ..vocab.drug_names import in_one_spelling, one_spelling
+from ...read.normalize import LETTER, LETTER_OR_DIGIT
+from .names import in_one_spelling, one_spelling
 
 # --- units ----------------------------------------------------------------------------------------
 
@@ -312,7 +312,7 @@ def ingredient_key(name: str) -> tuple[str, ...]:
 
 def in_one_name(words: tuple[str, ...]) -> tuple[str, ...]:
     """Lower-case name words with an ingredient's international and US names written alike, salt
-    words aside (codemap.vocab.drug_names): ("acetaminophen",) and ("paracetamol",) read the same."""
+    words aside (codemap.domains.drug.names): ("acetaminophen",) and ("paracetamol",) read the same."""
     return in_one_spelling(words, one_spelling(_SALT_WORDS))
 
 

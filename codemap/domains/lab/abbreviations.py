@@ -10,7 +10,7 @@ RBC…). A short-name token is an abbreviation of long-name words when it
 - co-occurs with one long word in nearly every pair that has it ("RBC" → erythrocytes),
 
 in at least `min_support` pairs. The learned table ships as `codemap/data/loinc/abbreviations.tsv`
-(built by `benchmarks/build_abbreviations.py`); `expand_abbreviations` applies it to source texts
+(built by `recipes/build_abbreviations.py`); `expand_abbreviations` applies it to source texts
 and to a vocabulary's short names.
 """
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
-from ..read.normalize import LETTER, LETTER_OR_DIGIT
-from ..vocab.vocabulary import Vocabulary
+from ...read.normalize import LETTER, LETTER_OR_DIGIT
+from ...vocab.vocabulary import ENCODER_ONLY_EXPANDED, EXPANDED, Vocabulary
 
 TABLE = "data/loinc/abbreviations.tsv"
 _LINK_WORDS = {"or", "and", "in", "of", "by", "the", "to", "at", "for"}
@@ -188,12 +188,6 @@ def expand_abbreviations(text: str, table: Mapping[str, str] | None = None) -> s
     return _TOKEN.sub(expand, text)
 
 
-# Name types of expanded short names: read by the encoder only (codemap.rank.lexical leaves them
-# out of the n-gram index), or by the lexical index too (a table with no long names).
-ENCODER_ONLY_EXPANDED = "short expanded"
-EXPANDED = "expanded"
-
-
 def with_expanded_short_names(vocab: Vocabulary, table: Mapping[str, str] | None = None,
                               every_name: bool = False, lexical: bool = False,
                               then: Callable[[str], str] | None = None) -> Vocabulary:
@@ -204,7 +198,7 @@ def with_expanded_short_names(vocab: Vocabulary, table: Mapping[str, str] | None
     typed "short" (a table that does not say which of its names are short names; long names are
     rarely changed). `lexical`: the expanded names are typed "expanded" and count in the lexical
     index too (a table with no long names, where they are a spelled-out row's only n-grams).
-    `then`: a further reading of each expanded name (codemap.rank.sense_lexicon's senses)."""
+    `then`: a further reading of each expanded name (codemap.readings.senses's senses)."""
     names = vocab.names
     short = names if every_name else names[names["name_type"] == "short"]
     read = (lambda t: expand_abbreviations(t, table)) if then is None else (

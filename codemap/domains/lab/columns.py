@@ -15,7 +15,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from .evidence import NO_EVIDENCE, Evidence
+from ..evidence import NO_EVIDENCE, Evidence
 from .units import example_units, parse_unit
 
 # LOINC long-common-name property words → PROPERTY codes (LOINC naming convention).

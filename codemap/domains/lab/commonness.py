@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from .evidence import NO_EVIDENCE, Evidence
-from .loinc_parts import concept_axes, is_loinc_code, long_name_system, ranked_codes
+from ..evidence import NO_EVIDENCE, Evidence
+from .loinc import concept_axes, is_loinc_code, long_name_system, ranked_codes
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,5 +138,5 @@ class UsageScorer:
             return NO_EVIDENCE
         if borrowed_rank(str(concept.get("code", ""))):
             return Evidence(bonus - self.borrowed_hair, f"common test rank {rank} (SI twin) ~")
-        # "~": a prior, not something the row said (codemap.rank.evidence's marks).
+        # "~": a prior, not something the row said (codemap.domains.evidence's marks).
         return Evidence(bonus, f"common test rank {rank} ~")

@@ -19,7 +19,7 @@ the element's name is written after it: "K+ SerPl" → "K+ potassium SerPl". Rea
 
 Giving the target short symbol names instead drew short texts of every kind to them (target
 short names are hubs; benchmarks/results/lab-text/RULE-target-names.md). The symbols are the
-public-domain periodic table (codemap/data/elements, benchmarks/build_element_symbols.py).
+public-domain periodic table (codemap/data/elements, recipes/build_element_symbols.py).
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ import re
 from importlib import resources
 from typing import Callable
 
-from ..read.normalize import LETTER_OR_DIGIT
-from ..vocab.vocabulary import Vocabulary
-from .loinc_parts import concept_axes, fold, text_axes
+from ...read.normalize import LETTER_OR_DIGIT
+from ...vocab.vocabulary import Vocabulary
+from .loinc import concept_axes, fold, text_axes
 
 TABLE = "data/elements/elements.tsv"
 # The first token: one capital and at most one small letter, an optional ion charge, then no

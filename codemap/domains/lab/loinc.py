@@ -24,7 +24,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from .labs import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
+from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
                    without_accents)
 
 # Local words for a PROPERTY family (LOINC writes "[Mass/volume]", labs write "level").

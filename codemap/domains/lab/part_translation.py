@@ -11,7 +11,7 @@ sediment"), and a row's second reading adds the English words of the phrases it 
 named. The second reading can only lift names it matches (codemap.rank.prepare.with_readings).
 
 `held_out(codes)`: evaluation learns without a list's gold codes, whose German names the dev
-sets are drawn from (benchmarks/fusion_sweep.py); the product learns from every shipped code.
+sets are drawn from (benchmarks/quality/fusion_sweep.py); the product learns from every shipped code.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import re
 from collections import defaultdict
 from typing import Callable
 
-from .loinc_parts import concept_axes, fold, linguistic_variant, long_name_system, ranked_codes
+from .loinc import concept_axes, fold, linguistic_variant, long_name_system, ranked_codes
 
 LANGUAGES = ("de",)  # the linguistic variants shipped with codemap/data/loinc
 AGREEMENT = 0.9  # share of a phrase's codes that must agree on its English words

@@ -4,13 +4,13 @@ Same interface as the scorers of codemap.labs (`name`, `score`, `for_row`), one 
 so a learned ranker can weigh each on its own:
 
 - text_specimen, text_property, text_timing, text_method: the row's text read as LOINC axes
-  (codemap.rank.loinc_parts) against the candidate's axes; agreement is a bonus, a contradiction a
+  (codemap.domains.lab.loinc) against the candidate's axes; agreement is a bonus, a contradiction a
   malus, with the reason ("text says 24 hr urine; candidate is 24 hour Urine"). A fact the row
   also gives in a column (a specimen or unit the column scorers understand) is left to those
   scorers, so it is not counted twice.
 - usual_specimen, usual_method: when the row states no specimen / no method, prefer the
   candidate whose system / method carries the larger share of its component's ordering
-  (codemap.rank.loinc_commonness, learned from the LOINC common-test ranks).
+  (codemap.domains.lab.commonness, learned from the LOINC common-test ranks).
 
 Every scorer speaks only about LOINC codes (by their check digit), so a non-LOINC target ranks
 as before. Default adjustments are a priori: the size of the column scorers' for the same fact
@@ -23,10 +23,10 @@ import functools
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from .evidence import NO_EVIDENCE, Evidence
-from .labs import CategoryScorer, SpecimenScorer, UnitScorer, specimen_group
-from .loinc_commonness import UsageScorer, usual_methods, usual_systems
-from .loinc_parts import Axes, concept_axes, is_loinc_code, long_name_system, text_axes
+from ..evidence import NO_EVIDENCE, Evidence
+from .columns import CategoryScorer, SpecimenScorer, UnitScorer, specimen_group
+from .commonness import UsageScorer, usual_methods, usual_systems
+from .loinc import Axes, concept_axes, is_loinc_code, long_name_system, text_axes
 from .units import parse_unit
 
 _is_loinc = functools.lru_cache(maxsize=1 << 16)(is_loinc_code)
