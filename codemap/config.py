@@ -234,8 +234,14 @@ class MapConfig:
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
     rerank: Path | None = None  # cross-encoder re-ranker folder (codemap.rank.rerank); None: off
+    # The shipped second stage (codemap.rerank) re-orders the candidates and gives the confidence
+    # where it was fitted for the model and adopted for the kind of target; False: first stage.
+    second_stage: bool = True
     calibration: Path | None = None  # confidence calibration JSON; the shipped one when None
     auto_accept: float | None = None  # pre-approve top candidates reaching this dev precision
+    # Suggest `pre-approve` (a suggestion, nothing approved) for top candidates reaching this
+    # held-out precision, where the confidence was fitted on real lists (the second stage).
+    suggest_at: float = 0.95
     no_match_below: float | None = None  # suggest no_match under this top confidence; the
     # calibration's own threshold when None
     broader_below: float = 0.5  # propose a broader concept (uphill) under this top confidence
@@ -256,6 +262,7 @@ class EvalConfig:
     progress: bool = True
     vocab_filter: VocabFilter = field(default_factory=VocabFilter)
     store_dir: Path | None = None
+    second_stage: bool = True  # also score the shipped second stage where it applies
     rerank: Path | None = None  # also score "hybrid + rerank" and "encoder + rerank"
     folds: int = 0  # k-fold cross-validation of the learned ranker on the dev pairs (0: pseudo-queries only)
     drop_gold_share: float = 0.0  # share of gold codes' concepts removed from the target

@@ -37,7 +37,10 @@ import sets  # noqa: E402  (benchmarks/ on the path)
 
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods  # noqa: E402
 from codemap.evaluate.metrics import gold_ranks  # noqa: E402
+from codemap.decide.calibrate import no_match_threshold, precision_curve  # noqa: E402
 from codemap.domains.lab.commonness import code_rank  # noqa: E402
+from codemap.embed.models import resolve_model  # noqa: E402
+from codemap.rank.candidates import threshold_at  # noqa: E402
 from codemap.rerank.features import FEATURES, combiner_features  # noqa: E402
 from codemap.rerank.pair_model import PairModel, row_side  # noqa: E402
 from codemap.rerank.second_stage import Combiner, SecondStage  # noqa: E402
@@ -45,7 +48,10 @@ from codemap.rerank.second_stage import Combiner, SecondStage  # noqa: E402
 CANDIDATES = 20
 GOLD_REMOVED_SHARE = 0.25
 PRECISION = 0.95
-MIN_SUPPORT = 10
+# Dev kind → the kind of target (codemap.domains) a decision for it applies to (RULE.md).
+TARGET_KIND = {"mimic-labels": "lab", "german-labels": "lab", "loinc-short-names": "lab",
+               "drugs": "drug", "lay-phrases": "other", "procedure-short-names": "other",
+               "icd-inclusion-terms": "other"}
 # Dev set → kind: a kind is left out whole (the 16k variants of a lab set are its kind too).
 KINDS = {"labs_fluid": "mimic-labels", "labs_nofluid": "mimic-labels", "german_labs": "german-labels",
          "loinc_short": "loinc-short-names", "drugs": "drugs", "hpo_lay": "lay-phrases",
@@ -118,33 +124,15 @@ def top_rows(frame: pd.DataFrame, probability: np.ndarray) -> pd.DataFrame:
     return best.groupby(["set", "gold_removed", "query"], sort=False).head(1)
 
 
+def curve(top: pd.DataFrame) -> tuple:
+    """The held-out top-1 precision curve (codemap.decide.calibrate.precision_curve)."""
+    return precision_curve(top["p"].to_numpy(), top["label"].to_numpy())
+
+
 def threshold(top: pd.DataFrame, precision: float = PRECISION) -> float | None:
-    """Lowest confidence at which the top-1 precision, and every stricter one's, reaches
-    `precision` with at least MIN_SUPPORT rows above it."""
-    ordered = top.sort_values("p", ascending=False)
-    right = ordered["label"].cumsum().to_numpy()
-    count = np.arange(1, len(ordered) + 1)
-    reached = right / count
-    best = None
-    for i in range(len(ordered)):
-        if count[i] < MIN_SUPPORT:
-            continue
-        if reached[i] < precision:
-            break
-        best = float(ordered["p"].iloc[i])
-    return best
-
-
-def precision_curve(top: pd.DataFrame, steps: int = 50) -> list[tuple[float, float, int]]:
-    """(threshold, top-1 precision at or above it, rows at or above it), thresholds descending:
-    what `--auto-accept P` reads its threshold from."""
-    ordered = top.sort_values("p", ascending=False)
-    right = ordered["label"].cumsum().to_numpy()
-    points = []
-    for i in np.unique(np.linspace(0, len(ordered) - 1, steps).round().astype(int)):
-        points.append((round(float(ordered["p"].iloc[i]), 4), round(float(right[i] / (i + 1)), 4),
-                       int(i + 1)))
-    return points
+    """The lowest confidence whose top-1 precision, and every stricter one's, reaches
+    `precision` (what `codemap map` reads from the shipped curve: rank.candidates.threshold_at)."""
+    return threshold_at(curve(top), precision)
 
 
 def report(frame: pd.DataFrame, probability: np.ndarray, cut: float | None) -> dict:
@@ -171,6 +159,10 @@ def report(frame: pd.DataFrame, probability: np.ndarray, cut: float | None) -> d
             "rows": len(present),
             "second_stage_acc1": float(present["label"].mean()),
             "first_stage_acc1": float(first["label"].sum() / len(present)),
+            # The cross-encoder's order alone: what the combiner had to add to the first stage.
+            "cross_encoder_alone_acc1": float(frame[(frame["set"] == name) & ~frame["gold_removed"]
+                                                    & (frame["ce_rank"] == 1)]["label"].sum()
+                                              / len(present)),
             "encoder_acc1": float((every["encoder_rank"] == 1).mean()),
             "lexical_acc1": float((every["lexical_rank"] == 1).mean()),
             "auroc_with_quarter_removed": None if auroc is None else round(float(auroc), 4),
@@ -228,11 +220,34 @@ def main() -> None:
     top = top_rows(dev, np.interp(raw, x, y))
     cut = threshold(top)
     result = {"threshold_at_0.95": cut, "leave_one_kind_out": held_out,
-              "precision_curve": precision_curve(top)}
-    print(json.dumps(result, indent=1))
+              "decision": decide(dev, raw), "no_match_below": no_match_threshold(
+                  top["p"].to_numpy(), top["label"].to_numpy()),
+              "precision_curve": curve(top)}
+    print(json.dumps({k: v for k, v in result.items() if k != "precision_curve"}, indent=1))
     (args.out / "fit.json").write_text(json.dumps(result, indent=1) + "\n")
     if args.ship:
         ship(args.ship, fit(dev), x, y, cut, result, args.cross_encoder)
+
+
+def decide(dev: pd.DataFrame, raw: np.ndarray) -> dict:
+    """RULE.md on the leave-one-kind-out order: the pooled sign test of the second stage's
+    acc@1 against the first stage's, each dev kind's difference, and the target kinds adopted."""
+    from stats import paired
+
+    top = top_rows(dev, raw)
+    present = top[~top["gold_removed"]].sort_values(["set", "query"])
+    first = dev[~dev["gold_removed"] & (dev["rank"] == 1)].sort_values(["set", "query"])
+    kinds = present["set"].map(KINDS).to_numpy()
+    base = {k: first["label"].to_numpy()[kinds == k].astype(bool).tolist() for k in set(kinds)}
+    second = {k: present["label"].to_numpy()[kinds == k].astype(bool).tolist() for k in set(kinds)}
+    test = paired(base, second)
+    drop = {k: (sum(second[k]) - sum(base[k])) / len(base[k]) for k in base}
+    failing = sorted(k for k, d in drop.items() if d < -0.01)
+    adopted = ([] if test["p_one_sided"] >= 0.05 else
+               sorted({TARGET_KIND[k] for k in base} - {TARGET_KIND[k] for k in failing}))
+    return {"sign_test": {k: v for k, v in test.items() if k != "per_set"},
+            "acc1_change_per_kind": {k: round(d, 4) for k, d in sorted(drop.items())},
+            "kinds_more_than_0.01_below": failing, "adopted_target_kinds": adopted}
 
 
 def score_fresh(out: Path, folder: Path, names: str) -> int:
@@ -261,7 +276,10 @@ def ship(folder: Path, model, x, y, cut, result: dict, cross_encoder: Path | Non
         shutil.copytree(cross_encoder, folder / CROSS_ENCODER, dirs_exist_ok=True)
     (folder / COMBINER).write_text(model.model_to_string(), encoding="utf-8")
     manifest = {"format": 1, "features": list(FEATURES), "candidates": CANDIDATES,
+                "first_stage_model": resolve_model("default").key(),
+                "kinds": result["decision"]["adopted_target_kinds"],
                 "calibration": {"x": x, "y": y}, "pre_approve_at": cut, "precision": PRECISION,
+                "no_match_below": result["no_match_below"],
                 "precision_curve": result["precision_curve"],
                 "fitted_on": DEV_SETS, "fit": FIT, "rounds": ROUNDS,
                 "leave_one_kind_out": result["leave_one_kind_out"]}

@@ -79,14 +79,20 @@ Fp16Index = Annotated[bool, typer.Option(
     "--fp16-index", rich_help_panel=RANKING,
     help="Keep the name index's vectors as float16 (half the memory).")]
 
+SecondStageOption = Annotated[bool, typer.Option(
+    "--second-stage/--no-second-stage", rich_help_panel=DECISIONS,
+    help="Re-read each row with its top candidates by a shipped second stage (a trained "
+         "cross-encoder and combiner) for the order and the confidence, where one ships for the "
+         "model and target kind (none is adopted yet: docs/decision-support.md); "
+         "--no-second-stage: the first stage alone.")]
 Calibration = Annotated[Optional[Path], typer.Option(
     "--calibration", rich_help_panel=DECISIONS,
     show_default="the shipped one for the model and target domain, if any",
     help="Confidence calibration from `codemap calibrate`.")]
 AutoAccept = Annotated[Optional[float], typer.Option(
     "--auto-accept", min=0.5, max=1.0, rich_help_panel=DECISIONS,
-    help="Pre-approve top candidates whose confidence reaches this top-1 precision on the dev "
-         "calibration (still reviewable).")]
+    help="Approve top candidates whose confidence reaches this held-out top-1 precision "
+         "(still reviewable); without it, rows reaching 0.95 are only suggested pre-approve.")]
 NoMatchBelow = Annotated[Optional[float], typer.Option(
     "--no-match-below", min=0.0, max=1.0, rich_help_panel=DECISIONS,
     show_default="the calibration's",
@@ -151,6 +157,7 @@ def map_command(
     approximate_above: ApproximateAbove = IndexConfig.approximate_above,
     nprobe: Nprobe = IndexConfig.nprobe, fp16_index: Fp16Index = IndexConfig.float16,
     # decisions
+    second_stage: SecondStageOption = MapConfig.second_stage,
     calibration: Calibration = None, auto_accept: AutoAccept = None,
     no_match_below: NoMatchBelow = None, broader_below: BroaderBelow = MapConfig.broader_below,
     memory: Memory = None, llm_url: LlmUrl = None, llm_model: LlmModel = "local",
@@ -188,8 +195,8 @@ def map_command(
         **_ranking(encoder_weight, top_k, method, learned_ranking, hide_contradicted,
                    expand_abbreviations, complete_words, hubness, rerank, rerank_top,
                    approximate_above, nprobe, fp16_index),
-        **_decisions(calibration, auto_accept, no_match_below, broader_below, memory, llm_url,
-                     llm_model))
+        **_decisions(second_stage, calibration, auto_accept, no_match_below, broader_below,
+                     memory, llm_url, llm_model))
     result, written = map_sources(config, sources, output,
                                   ray_config(engine, ray_address, workers, num_gpus, batch_rows),
                                   block_rows, force)
@@ -223,12 +230,12 @@ def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: boo
             "rerank": rerank}
 
 
-def _decisions(calibration: Path | None, auto_accept: float | None,
+def _decisions(second_stage: bool, calibration: Path | None, auto_accept: float | None,
                no_match_below: float | None, broader_below: float, memory: Path | None,
                llm_url: str | None, llm_model: str) -> dict:
     """The Decisions panel: MapConfig's confidence, triage, memory and LLM settings."""
     from ..decide.llm_select import LLMConfig  # at run time, as the library is (see above)
 
-    return {"calibration": calibration, "auto_accept": auto_accept,
+    return {"second_stage": second_stage, "calibration": calibration, "auto_accept": auto_accept,
             "no_match_below": no_match_below, "broader_below": broader_below, "memory": memory,
             "llm": None if llm_url is None else LLMConfig(url=llm_url, model=llm_model)}

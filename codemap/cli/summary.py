@@ -68,8 +68,10 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
         if run.get("broader_proposals"):
             console.print(f"broader (uphill) proposals: {run['broader_proposals']:,} sources")
     console.print(f"confidence: {run.get('confidence', 'none')}")
-    if run.get("auto_accept"):
-        console.print(f"auto-accept: {run['auto_accept']}")
+    for name in ("pre_approve", "auto_accept"):  # "N rows ≥ p: expected precision P"
+        if run.get(name):
+            console.print(f"{name.replace('_', '-')}: {result.tiers.get('pre-approve', 0):,} "
+                          f"sources at {run[name]}")
     total = result.timings["total"] + result.timings.get("write", 0.0)
     console.print(f"time {total:.1f}s (model {result.timings['load_model']:.1f}s, "
                   f"index {result.timings['index']:.1f}s, mapping {result.timings['map']:.1f}s, "

@@ -31,7 +31,8 @@ from ..config import EvalConfig
 from ..errors import CodemapError
 from ..evaluate.gold import gold_queries
 from ..files import atomic_path
-from .confidence import Calibrator, candidate_features, logistic, ranking_key
+from ..rank.candidates import candidate_features, threshold_at
+from .confidence import Calibrator, logistic, ranking_key
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +277,7 @@ def measure(dev: DevSet, oof: np.ndarray, folds: np.ndarray) -> dict:
 def no_match_threshold(conf: np.ndarray, right: np.ndarray) -> float:
     """Top confidence under which at least NO_MATCH_PRECISION of the dev tops are wrong (0 when
     no threshold reaches it: nothing is flagged)."""
-    flag_at = _threshold(precision_curve(-conf, 1 - right), NO_MATCH_PRECISION)
+    flag_at = threshold_at(precision_curve(-conf, 1 - right), NO_MATCH_PRECISION)
     return 0.0 if flag_at is None else round(-flag_at + 1e-6, 6)
 
 
@@ -286,7 +287,7 @@ def _held_out(conf: np.ndarray, right: np.ndarray, fold: np.ndarray, precision: 
     picked = np.zeros(len(conf), dtype=bool)
     for f in np.unique(fold):
         held = fold == f
-        threshold = _threshold(precision_curve(conf[~held], right[~held]), precision)
+        threshold = threshold_at(precision_curve(conf[~held], right[~held]), precision)
         if threshold is not None:
             picked |= held & (conf >= threshold)
     approved, correct = int(picked.sum()), int(right[picked].sum())
@@ -295,8 +296,6 @@ def _held_out(conf: np.ndarray, right: np.ndarray, fold: np.ndarray, precision: 
             "approved": approved, "queries": len(conf), "picked": picked}
 
 
-def _threshold(curve, precision: float) -> float | None:
-    return Calibrator("", "", "", (), (), (), 0.0, precision_curve=curve).threshold_for(precision)
 
 
 def plot_reliability(report: dict, path: Path, title: str) -> Path:

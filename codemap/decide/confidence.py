@@ -12,7 +12,6 @@ codemap/data/calibration/, used by `codemap map` when model and ranking match.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -22,70 +21,17 @@ import pandas as pd
 
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
+from ..rank.candidates import FEATURES, candidate_features, threshold_at
 
 FORMAT = "codemap-calibration"
 VERSION = 2
-FEATURES = ("score", "encoder_score", "lexical_score", "margin_next", "gap_top", "log_rank",
-            "is_top", "evidence_for", "evidence_against", "top_margin", "top_x_score",
-            "top_x_margin", "evidence_unconfirmed")
-MIN_SUPPORT = 10  # dev queries a pre-approval threshold must cover
-# "(+0.05)" as evidence.weigh writes it, with the reason's mark before it when it has one.
-_ADJUSTMENT = re.compile(r"(?:([✔✘~])\s*)?\(([+-]\d+(?:\.\d+)?)\)")
 
-
-def candidate_features(found: pd.DataFrame) -> np.ndarray:
-    """One feature row per candidate of rank_hybrid's frame (columns `query`, `rank`, `score`,
-    `encoder_score`, `lexical_score`, `explanation`), in FEATURES order."""
-    frame = found[["query", "rank", "score"]].copy()
-    frame["score"] = frame["score"].astype(float)
-    ordered = frame.sort_values(["query", "rank"], kind="stable")
-    by_query = ordered.groupby("query", sort=False)["score"]
-    margin = (ordered["score"] - by_query.shift(-1)).fillna(0.0)
-    gap = by_query.transform("max") - ordered["score"]
-    # Top score minus the second (0 with one candidate): the rank-1 row's margin, for every row.
-    top_margin = margin.groupby(ordered["query"], sort=False).transform("first")
-    is_top = (frame["rank"] == 1).astype(float)
-    adjust = found["explanation"].fillna("").map(_adjustments)
-    columns = {
-        "score": frame["score"],
-        "encoder_score": _numeric(found, "encoder_score"),
-        "lexical_score": _numeric(found, "lexical_score"),
-        "margin_next": margin.reindex(frame.index),
-        "gap_top": gap.reindex(frame.index),
-        "log_rank": np.log(frame["rank"].astype(float)),
-        "is_top": is_top,
-        "evidence_for": adjust.map(lambda a: sum(x for _, x in a if x > 0)),
-        "evidence_against": adjust.map(lambda a: sum(x for _, x in a if x < 0)),
-        # The query's own certainty, and the top candidate's features apart from the rest's:
-        # a logistic model over all ranks otherwise spends them on rank-vs-rank differences.
-        "top_margin": top_margin.reindex(frame.index),
-        "top_x_score": is_top * frame["score"],
-        "top_x_margin": is_top * margin.reindex(frame.index),
-        # Evidence marked neither agreeing nor contradicting: the candidate states what the row
-        # does not (a strength, a brand), matches it in part, or is a prior where the row says
-        # nothing (a common test). With a row's right concept absent, its more or less specific
-        # sibling comes first with just such evidence
-        # (benchmarks/results/confidence/RULE-unconfirmed.md, RULE-unconfirmed-labs.md).
-        "evidence_unconfirmed": adjust.map(lambda a: sum(x for mark, x in a if mark == "~")),
-    }
-    return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
 
 
 def logistic(features: np.ndarray, mean, scale, coef, intercept: float) -> np.ndarray:
     """The calibrator's model: standardise the features, then a logistic function."""
     x = (features - np.asarray(mean)) / np.asarray(scale)
     return 1.0 / (1.0 + np.exp(-(x @ np.asarray(coef) + intercept)))
-
-
-def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
-    if column not in frame:
-        return pd.Series(0.0, index=frame.index)
-    return pd.to_numeric(frame[column], errors="coerce").fillna(0.0)
-
-
-def _adjustments(explanation: str) -> list[tuple[str, float]]:
-    """(mark, adjustment) of each weighed reason; mark "" when the reason has none."""
-    return [(mark, float(x)) for mark, x in _ADJUSTMENT.findall(explanation)]
 
 
 def ranking_key(rank, scorers) -> str:
@@ -127,17 +73,9 @@ class Calibrator:
         return logistic(candidate_features(found), self.mean, self.scale, self.coef, self.intercept)
 
     def threshold_for(self, precision: float) -> float | None:
-        """Lowest confidence at which the dev top-1 precision, and every stricter threshold's,
-        reaches `precision`; None when no threshold does. Thresholds covering fewer than
-        MIN_SUPPORT dev queries are not trusted either way (one lucky query is 100% precision)."""
-        best = None
-        for threshold, reached, count in self.precision_curve:  # descending thresholds
-            if count < MIN_SUPPORT:
-                continue
-            if reached < precision:
-                break
-            best = threshold
-        return best
+        """Lowest confidence at which the dev top-1 precision reaches `precision` (rank.candidates
+        .threshold_at); None when no threshold does."""
+        return threshold_at(self.precision_curve, precision)
 
     def matches(self, model: str, domain: str, ranking: str) -> bool:
         return (self.model, self.domain, self.ranking) == (model, domain, ranking)

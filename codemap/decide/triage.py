@@ -1,9 +1,10 @@
 """Review triage: from calibrated confidence to what a reviewer should look at first.
 
 Every source gets a `suggestion` (on all of its candidate rows, so one filter shows them):
-- `pre-approve`: its top candidate reaches the precision asked with `map --auto-accept P` on the
-  calibration's dev curve; the row is written `approved` by `codemap --auto-accept P` (still
-  reviewable: change the decision, and `apply` then treats it as a person's);
+- `pre-approve`: its top candidate reaches the held-out precision of the confidence's curve that
+  `map` suggests at (0.95; a confidence fitted on real lists only) or asked with `--auto-accept
+  P`; only the latter writes the row `approved` (still reviewable: change the decision, and
+  `apply` then treats it as a person's);
 - `no_match`: its top candidate's confidence is below the no-match threshold, so most likely no
   candidate is right (a local panel, an admin item, a concept missing from the target);
 - `review`: everything else.
@@ -30,9 +31,9 @@ NO_CANDIDATES = "no candidates"  # tally's name for sources without a ranked can
 
 def suggest(candidates: pd.DataFrame, no_match_below: float, auto_threshold: float | None,
             auto_accept: float | None) -> pd.DataFrame:
-    """Add `suggestion` and approve the top row of sources at or above `auto_threshold` (found
-    for precision `auto_accept`). `candidates` needs `source_row`, `rank` and `confidence`, and
-    holds every candidate of each of its sources."""
+    """Add `suggestion` (`pre-approve` at or above `auto_threshold`) and, with `auto_accept` (the
+    precision the threshold was found for), approve those sources' top rows. `candidates` needs
+    `source_row`, `rank` and `confidence`, and holds every candidate of each of its sources."""
     out = candidates.copy()
     is_top = out["rank"].eq(1).fillna(False).to_numpy(dtype=bool)
     per_source = _top_confidence(out, is_top)
@@ -40,7 +41,7 @@ def suggest(candidates: pd.DataFrame, no_match_below: float, auto_threshold: flo
     if auto_threshold is not None:
         suggestion = np.where(per_source >= auto_threshold, "pre-approve", suggestion)
     out["suggestion"] = np.where(per_source.isna(), "", suggestion)
-    if auto_threshold is not None:
+    if auto_threshold is not None and auto_accept is not None:
         _pre_approve(out, is_top, auto_accept)
     return out
 

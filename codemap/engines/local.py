@@ -31,6 +31,7 @@ from ..rank.hybrid import HYBRID_COLUMNS
 from ..rank.learned import Queries, Target, pool
 from ..rank.prepare import both_readings, row_fields
 from ..rank.rerank import CrossEncoder, rerank_candidates
+from ..rerank.second_stage import SecondStage
 from ..read.language import LanguageGuess
 from ..read.normalize import read_as_notes
 from ..read.readers import SourceTable, iter_code_list, read_code_list, warn_data_like_header
@@ -77,6 +78,7 @@ class Mapper:
     decisions: dict = field(default_factory=dict)  # confidence, no_match, auto-accept settings
     reranker: CrossEncoder | None = None  # re-orders the top candidates (config.rerank)
     hierarchy: Hierarchy | None = None  # for uphill proposals (made only with a calibrator)
+    second_stage: SecondStage | None = None  # re-orders the first stage's candidates (rerank)
     hub: object | None = None  # the list's codemap.rank.hubness.ListHubness (for_list)
     language: LanguageGuess | None = None  # of the list's texts given to `load`
 
@@ -99,20 +101,18 @@ class Mapper:
             config = replace(config, source_lang=language.lang)
         if config.calibration is not None:  # a calibration fitted on dev gold for the fixed ranking
             ranking = ranking.with_settings(replace(ranking.settings, learned=False))
-        rank, scorers = ranking.settings, ranking.scorers
-        calibrator = learned_ranker(_learned_target(ranking), scorers, rank)
-        calibration = calibrator.describe() if calibrator is not None else None
-        if calibrator is None:
-            key = ranking_key(rank, scorers)
-            calibrator, calibration = any_calibrator(
-                _learned_target(ranking), scorers, rank, ranking, ranking.target.kind,
-                key, choose_calibrator(config.calibration, ranking.encoder.info.key(),
-                                       ranking.target.kind, key))
+        stage = second_stage_for(config, ranking)
+        if stage is not None:  # its candidates come from a deeper first-stage pool
+            ranking = ranking.with_settings(replace(ranking.settings, learned=False,
+                                                    top_k=max(config.rank.top_k, stage.candidates)))
+            calibrator, calibration = stage.combiner, stage.combiner.describe()
+        else:
+            calibrator, calibration = first_stage_confidence(config, ranking)
         decisions = {"confidence": calibration, **decision_support(calibrator, config)}
         return cls(config, ranking, calibrator, decisions,
                    CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
                    Hierarchy.of(ranking.vocab) if calibrator is not None else None,
-                   language=language)
+                   second_stage=stage, language=language)
 
     # What the ranking loaded, under the names the engines and the run sheet read.
     vocab = property(lambda self: self.ranking.vocab)
@@ -140,6 +140,11 @@ class Mapper:
             found = self._rank_learned(queries, rows)
         else:
             found = self.ranking.rank(queries, rows, hub=self.hub)
+        if self.second_stage is not None:
+            found = self.second_stage.rerank(
+                found, pd.DataFrame(rows, columns=["text", "unit", "specimen"]), self.domain,
+                bool(self.rank.crosslingual_from), self.ranking.target.domain.usage_rank,
+                self.config.rank.top_k)
         if self.calibrator is not None and "confidence" not in found:
             found.insert(found.columns.get_loc("score") + 1, "confidence",
                          self.calibrator.predict(found).round(4))
@@ -211,7 +216,7 @@ class Mapper:
                        f"(--backend {self.config.encoder.backend})",
             "pooling": info.pooling.value,
             "max_length": info.max_length,
-            "top_k": self.rank.top_k,
+            "top_k": self.config.rank.top_k,
             "ranking": (("learned over " if isinstance(self.calibrator, LearnedRanker) else "")
                         + f"{self.rank.method} ({self.rank.fusion}, encoder weight "
                         f"{self.rank.encoder_weight}), evidence: "
@@ -219,6 +224,9 @@ class Mapper:
             "target_language": self.target_lang or "unknown",
             "reranker": (f"{self.reranker.folder} (top {self.rank.rerank_top})"
                          if self.reranker is not None else "off"),
+            "second_stage": (f"on: top {self.second_stage.candidates} first-stage candidates "
+                             f"re-read, {self.config.rank.top_k} kept"
+                             if self.second_stage is not None else "off"),
             "index_cache": "hit" if self.index.cache_hit else "built",
             "index_folder": str(self.index.folder),
             **{k: v for k, v in self.decisions.items() if not k.startswith("_")},
@@ -395,6 +403,32 @@ def _learned_target(ranking: Ranking) -> Target:
                   ranking.target_lang, ranking.cache_dir)
 
 
+def second_stage_for(config: MapConfig, ranking: Ranking) -> SecondStage | None:
+    """The shipped second stage, when the run uses it: asked for (the default), no calibration
+    or learned ranking of the first stage asked for instead, fitted over this run's model and
+    adopted for its kind of target; None otherwise (the run sheet says which ran)."""
+    if not config.second_stage or config.calibration is not None or config.rank.learned:
+        return None
+    folder = SecondStage.shipped_folder()
+    if not SecondStage.fits(folder, ranking.encoder.info.key(), ranking.target.kind):
+        return None
+    return SecondStage.load(folder, config.cache_dir)
+
+
+def first_stage_confidence(config: MapConfig, ranking: Ranking) -> tuple[object | None, str]:
+    """The first stage's confidence model and its description: the learned ranker when asked
+    for, else a calibration fitted on dev pairs for this model and ranking (given or shipped),
+    else one fitted on the target's pseudo-queries (decide.pseudo_calibration)."""
+    rank, scorers = ranking.settings, ranking.scorers
+    calibrator = learned_ranker(_learned_target(ranking), scorers, rank)
+    if calibrator is not None:
+        return calibrator, calibrator.describe()
+    key = ranking_key(rank, scorers)
+    return any_calibrator(_learned_target(ranking), scorers, rank, ranking, ranking.target.kind,
+                          key, choose_calibrator(config.calibration, ranking.encoder.info.key(),
+                                                 ranking.target.kind, key))
+
+
 def learned_ranker(target: Target, scorers, rank: RankConfig) -> LearnedRanker | None:
     """The target's learned ranker (fitted on its pseudo-queries once, then cached), or None
     when the ranking is not the learned hybrid one (`--learned-ranking`, off by default)."""
@@ -422,12 +456,17 @@ def decision_support(calibrator, config: MapConfig) -> dict:
                            "one with `codemap calibrate` and pass --calibration")
     below = calibrator.no_match_below if config.no_match_below is None else config.no_match_below
     out = {"no_match_below": below, "broader_below": config.broader_below, "_threshold": None}
-    if config.auto_accept is not None:
-        threshold = calibrator.threshold_for(config.auto_accept)
+    # A confidence fitted on real lists suggests pre-approval at `suggest_at` by itself; one
+    # fitted on the target's own names only when asked (--auto-accept, refused above).
+    precision = config.auto_accept if config.auto_accept is not None else (
+        None if calibrator.fitted_on.get("pseudo_queries") else config.suggest_at)
+    if precision is not None:
+        threshold = calibrator.threshold_for(precision)
         out["_threshold"] = threshold
-        out["auto_accept"] = (f"top-1 precision {config.auto_accept:g} on the dev calibration: "
-                              + (f"confidence ≥ {threshold:.4f}" if threshold is not None else
-                                 "not reached at any threshold, nothing pre-approved"))
+        said = (f"top-1 precision {precision:g} held out: confidence ≥ {threshold:.4f}"
+                if threshold is not None else
+                f"top-1 precision {precision:g} not reached at any threshold, nothing suggested")
+        out["auto_accept" if config.auto_accept is not None else "pre_approve"] = said
     return out
 
 

@@ -14,6 +14,7 @@ from ..rank.assembly import Ranking
 from ..rank.hubness import embedded_hubness
 from ..rank.prepare import row_fields
 from ..rank.rerank import CrossEncoder, rerank_candidates
+from ..rerank.second_stage import SecondStage
 from ..read.bounds import name_list
 from ..read.language import LanguageGuess
 from ..read.readers import read_code_list
@@ -50,13 +51,33 @@ def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
             texts = [row["text"] for row in g.prepared[text_key(rank)][2]]
             rerank_inputs[method] = (found, texts)
     rerank_ms = _eval_reranked(reranker, g.base.rerank_top, rerank_inputs, g.gold, scores, ranks)
+    second = _eval_second_stage(g, eval_methods(g.base, drugs=drugs)[DEFAULT_METHOD[drugs]])
+    if second is not None:
+        ranks[SECOND_STAGE] = gold_ranks(second, g.gold)
+        scores[SECOND_STAGE] = score_ranks(ranks[SECOND_STAGE])
     return {"rerank_ms_per_row": rerank_ms, "scores": scores, "ranks": ranks, "n_pairs": g.n_pairs, "n_in_target": len(g.gold),
             "dropped_codes": len(g.excluded),
             "dropped_queries": sum(1 for codes in g.gold if codes <= g.excluded) if g.excluded else 0,
             "target": f"{g.vocab.id} {g.vocab.version}", "model": g.encoder.info.id,
             "encoder_weight": g.base.encoder_weight, "source_language": g.language.describe(),
             "backend": f"{g.encoder.variant} on {g.encoder.provider}",
-            "default_method": DEFAULT_METHOD[drugs]}, compared
+            "default_method": SECOND_STAGE if second is not None else DEFAULT_METHOD[drugs]}, compared
+
+
+SECOND_STAGE = "second stage"
+
+
+def _eval_second_stage(g: "GoldQueries", first: RankConfig) -> pd.DataFrame | None:
+    """The shipped second stage's order of the default ranking's candidates, as `codemap map`
+    makes it (codemap.engines.local.second_stage_for), or None where it does not apply."""
+    folder = SecondStage.shipped_folder()
+    if not g.config.second_stage or not SecondStage.fits(folder, g.encoder.info.key(), g.kind):
+        return None
+    stage = SecondStage.load(folder, g.config.cache_dir)
+    found = g.rank(replace(first, top_k=max(first.top_k, stage.candidates)))
+    rows = pd.DataFrame(g.rows, columns=["text", "unit", "specimen"])
+    return stage.rerank(found, rows, g.kind, bool(first.crosslingual_from),
+                        g.ranking.target.domain.usage_rank, first.top_k)
 
 
 @dataclass

@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..decide.confidence import candidate_features, FEATURES as FIRST_STAGE
+from ..rank.candidates import candidate_features, FEATURES as FIRST_STAGE
 
-# The first stage's per-candidate features (decide.confidence.candidate_features) the combiner
+# The first stage's per-candidate features (rank.candidates.candidate_features) the combiner
 # keeps: its scores, place and evidence sums.
 KEPT = ("score", "encoder_score", "lexical_score", "margin_next", "gap_top", "log_rank",
         "evidence_for", "evidence_against", "evidence_unconfirmed")

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CodemapError
+from ..rank.candidates import threshold_at
 from .features import FEATURES, combiner_features
 from .pair_model import PairModel, row_side
 
@@ -43,6 +44,22 @@ class Combiner:
     calibration_x: tuple[float, ...]  # raw tree output (probability), increasing
     calibration_y: tuple[float, ...]  # share right at each x (non-decreasing)
     manifest: dict = field(default_factory=dict)
+
+    # What the decision support reads of a confidence model (as of decide.confidence.Calibrator):
+    # the held-out top-1 precision curve, the no-match threshold, what it was fitted on.
+    precision_curve = property(lambda self: tuple(tuple(p) for p in
+                                                  self.manifest.get("precision_curve", ())))
+    no_match_below = property(lambda self: float(self.manifest.get("no_match_below", 0.0)))
+    fitted_on = property(lambda self: {"dev_sets": self.manifest.get("fitted_on", [])})
+
+    def threshold_for(self, precision: float) -> float | None:
+        return threshold_at(self.precision_curve, precision)
+
+    def describe(self) -> str:
+        return (f"second stage (cross-encoder + LightGBM combiner, isotonic calibration), fitted "
+                f"on {len(self.manifest.get('fitted_on', []))} dev lists of other kinds than "
+                f"yours; pre-approve at ≥ {self.manifest.get('pre_approve_at')} (95 % top-1 "
+                f"precision held out)")
 
     @staticmethod
     def load(folder: Path) -> "Combiner":
@@ -78,6 +95,17 @@ class SecondStage:
     @staticmethod
     def shipped_folder() -> Path:
         return Path(str(resources.files("codemap.data") / FOLDER))
+
+    @staticmethod
+    def fits(folder: Path, model_key: str, kind: str) -> bool:
+        """Whether the second stage in `folder` was fitted over this first stage (the encoder
+        whose scores its features read, ModelInfo.key()) and adopted for this kind of target
+        (benchmarks/results/second-stage/RULE.md), read from its manifest alone."""
+        manifest = Path(folder) / MANIFEST
+        if not manifest.is_file() or not (Path(folder) / COMBINER).is_file():
+            return False
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        return data.get("first_stage_model") == model_key and kind in data.get("kinds", ())
 
     @classmethod
     def load(cls, folder: Path | None = None, cache_dir: Path | None = None) -> "SecondStage":
