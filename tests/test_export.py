@@ -249,3 +249,17 @@ def test_bench_command_on_tiny_model(tiny_model, tiny_export):
     assert "| 1.000 |" in lines[2]  # sorted torch finds the same neighbours as unsorted torch
     bad = runner.invoke(app, ["bench", "--model", str(tiny_export.folder), "--terms", "300"])
     assert bad.exit_code == 2 and "needs the PyTorch model" in bad.output
+
+
+def test_bench_reference_reads_the_model_prefix(tiny_model, tiny_export, tmp_path):
+    """An e5 model reads "query: " before each term; the unsorted reference row must too, or its
+    agreement column compares two different inputs (it did before 2026-11-28)."""
+    import shutil
+
+    e5 = tmp_path / "tiny-e5-small"  # the name an e5 prefix is recognised by
+    shutil.copytree(tiny_model, e5)
+    result = runner.invoke(app, ["bench", "--model", str(e5), "--terms", "300",
+                                 "--export", str(tiny_export.folder)])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("| ")]
+    assert "| 1.000 |" in lines[2]  # sorted torch (prefixed) = the unsorted reference

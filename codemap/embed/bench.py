@@ -83,8 +83,10 @@ def run_bench(config: BenchConfig) -> tuple[list[BenchRow], dict]:
     onnx_info = (resolve_model(str(config.export)) if config.export
                  else runtime_model(info, "onnx", model_cache_dir(default_cache_dir())))
     torch_encoder = Encoder(info, enc_config)
+    # The reference reads what the Encoder reads: each term with the model's prefix ("query: ").
+    prefixed = [info.prefix + term for term in terms]
     runs = [("a torch fp32, fixed unsorted batches",
-             lambda: _reference(torch_encoder._backend, terms, config.batch_size)),
+             lambda: _reference(torch_encoder._backend, prefixed, config.batch_size)),
             ("b torch fp32, length-sorted (Encoder)", lambda: torch_encoder.encode(terms))]
     for variant, filename in onnx_info.extra.get("variants", {}).items():
         if variant == "fp16":
