@@ -59,6 +59,9 @@ class CrossEncoderConfig:
     held_out_share: float = 0.03
     seed: int = 0
     threads: int = 1  # CPU threads (the other core stays free)
+    # "cuda" on a GPU machine: the steps run there in bf16 autocast (the loss and what is saved
+    # stay fp32); a checkpoint is kept on the CPU side, so a run moves between machines.
+    device: str = "cpu"
     # Share of each step's rows drawn from each kind of generated rows (train.pairs), so the
     # largest kind does not decide what the model learns; kinds not named share what is left.
     kind_shares: str = "lab=0.55,drug=0.3,icd-de=0.15"
@@ -121,9 +124,11 @@ class Rows:
         return [self.gold[i], *chosen]
 
 
-def tokens(tokenizer, sides: list[str], names: list[str], max_length: int) -> dict:
-    return tokenizer(sides, names, truncation="longest_first", max_length=max_length,
-                     padding=True, return_tensors="pt")
+def tokens(tokenizer, sides: list[str], names: list[str], max_length: int,
+           device=None) -> dict:
+    batch = tokenizer(sides, names, truncation="longest_first", max_length=max_length,
+                      padding=True, return_tensors="pt")
+    return {k: v.to(device) for k, v in batch.items()} if device is not None else dict(batch)
 
 
 def kind_shares(spec: str, by_kind: dict) -> dict[str, float]:
@@ -149,7 +154,9 @@ def train(run: Path, pairs: Path, config: CrossEncoderConfig) -> dict:
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     run.mkdir(parents=True, exist_ok=True)
+    device = torch.device(config.device)
     model, tokenizer, info = build_model(config)
+    model.to(device)
     rows = Rows.load(pairs)
     train_rows, held_rows = rows.split(config.held_out_share, config.seed)
     by_kind: dict[str, list[int]] = {}
@@ -176,7 +183,8 @@ def train(run: Path, pairs: Path, config: CrossEncoderConfig) -> dict:
         for params, base in zip(optimiser.param_groups, (config.lr, config.head_lr)):
             params["lr"] = base * lr_factor(step, config)
         model.train()
-        logits = model(**tokens(tokenizer, sides, names, config.max_length))
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            logits = model(**tokens(tokenizer, sides, names, config.max_length, device)).float()
         loss = nn.functional.cross_entropy(logits.view(config.groups, -1),
                                            torch.zeros(config.groups, dtype=torch.long))
         loss.backward()
@@ -212,14 +220,15 @@ def evaluate(model, tokenizer, rows: Rows, held: list[int], config: CrossEncoder
         for start in range(0, len(names), 32):
             chunk = names[start:start + 32]
             scores += model(**tokens(tokenizer, [rows.sides[i]] * len(chunk), chunk,
-                                     config.max_length)).tolist()
+                                     config.max_length, next(model.parameters()).device)
+                            ).float().tolist()
         right += int(np.argmax(scores) == 0)
     return {"held_out_rows": len(held), "held_out_acc1": right / max(1, len(held))}
 
 
 def _save_checkpoint(run, model, optimiser, step, history, config) -> None:
     state = {"step": step, "history": history, "config": asdict(config),
-             "adapter": {n: p.detach().clone() for n, p in model.named_parameters()
+             "adapter": {n: p.detach().cpu().clone() for n, p in model.named_parameters()
                          if p.requires_grad},
              "optimiser": optimiser.state_dict()}
     tmp = run / "checkpoint.pt.part"
@@ -233,7 +242,7 @@ def _resume(run: Path, model, optimiser=None) -> tuple[int, list]:
     path = run / "checkpoint.pt"
     if not path.exists():
         return 0, []
-    state = torch.load(path, weights_only=True)
+    state = torch.load(path, weights_only=True, map_location="cpu")
     own = dict(model.named_parameters())
     for name, tensor in state["adapter"].items():
         own[name].data.copy_(tensor)
@@ -248,10 +257,10 @@ def save_model(folder: Path, model, config: CrossEncoderConfig, info, history: l
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    weights = {name.replace(".default.", "."): p.detach().to(torch.float16).contiguous()
+    weights = {name.replace(".default.", "."): p.detach().cpu().to(torch.float16).contiguous()
                for name, p in model.encoder.named_parameters() if p.requires_grad}
-    weights["head.weight"] = model.head.weight.detach().float().contiguous()
-    weights["head.bias"] = model.head.bias.detach().float().contiguous()
+    weights["head.weight"] = model.head.weight.detach().cpu().float().contiguous()
+    weights["head.bias"] = model.head.bias.detach().cpu().float().contiguous()
     save_file(weights, str(folder / ADAPTER))
     manifest = {"format": 1, "base": config.base, "base_adapter": info.extra.get("adapter", ""),
                 "layers": config.layers, "max_length": config.max_length,
