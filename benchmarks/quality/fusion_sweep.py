@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from codemap.config import EncoderConfig, EvalConfig, RankConfig
+from codemap.domains import evidence_names
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries, text_key
 from codemap.evaluate.metrics import gold_ranks
 from codemap.rank.hybrid import _ConceptLayout
@@ -81,10 +82,9 @@ def _ranked_in_lists(g, config: RankConfig, size: int):
 def concept_scores(name: str):
     """(encoder, lexical) per-concept score matrices (queries × concepts) and gold columns."""
     g = load(name)
-    plain = replace(g.base, method="hybrid", unit_evidence=False, specimen_evidence=False,
-                    drug_evidence=False, category_evidence=False, usage_evidence=False,
-                    text_evidence=False, usual_evidence=False, expand_abbreviations=False,
-                    component_backoff=False)
+    # Every scorer off but the usage one, which without its prior only breaks mass/moles ties.
+    plain = replace(g.base, method="hybrid", usage_evidence=False, expand_abbreviations=False,
+                    evidence_off=tuple(n for n in evidence_names() if n != "usage"))
     g.rank(replace(plain, top_k=1))  # builds the indexes and query vectors
     ranking, queries, rows = g.prepared[text_key(plain)]
     vocab, index, lexical = ranking.vocab, ranking.index, ranking.lexical

@@ -33,9 +33,9 @@ SHORT_NAMES = ("short → long names", "tests/data/loinc_short_units_dev.tsv",
 
 def settings() -> dict[str, RankConfig]:
     new = RankConfig()
-    old = replace(new, text_evidence=False, usual_evidence=False)
-    plain = replace(old, unit_evidence=False, specimen_evidence=False, category_evidence=False,
-                    usage_evidence=False)
+    old = replace(new, evidence_off=tuple(s.name for s in text_scorers() + usual_scorers()))
+    plain = replace(old, usage_evidence=False,  # the usage scorer then only breaks ties
+                    evidence_off=(*old.evidence_off, "unit", "specimen", "category"))
     rows = {"encoder": replace(plain, method="encoder"), "lexical": replace(plain, method="lexical"),
             "hybrid, no evidence": plain, "old default": old, "new default": new}
     names = [s.name for s in text_scorers() + usual_scorers()]

@@ -16,7 +16,8 @@ A Domain says, through one small record, everything ranking needs from it:
   in English);
 - `senses()`: abbreviations it teaches every target's sense reading ("creat" → creatinine);
 - `language_free_words(vocab)`: words of a list that tell nothing of its language;
-- `usage_rank(code)`: how commonly a concept is used (1 = most), 0 when unknown.
+- `usage_rank(code)`: how commonly a concept is used (1 = most), 0 when unknown;
+- `evidence`: its scorers' names, which `RankConfig.evidence_off` can leave out.
 
 General ranking (codemap.rank) asks the registry, never a domain by name. Adding an evidence
 scorer to a domain is one file (the scorer) and one line (its domain's `scorers`);
@@ -34,7 +35,12 @@ from .lab import LAB
 REGISTRY: tuple[Domain, ...] = (DRUG, LAB)
 
 __all__ = ["Domain", "OTHER", "PreparedTarget", "REGISTRY", "all_senses", "domain_of",
-           "prepare_target"]
+           "evidence_names", "prepare_target"]
+
+
+def evidence_names() -> tuple[str, ...]:
+    """Every domain's evidence scorer names: all that `RankConfig.evidence_off` can name."""
+    return tuple(name for domain in REGISTRY for name in domain.evidence)
 
 
 def domain_of(vocab: Vocabulary) -> Domain:

@@ -26,6 +26,7 @@ class Domain:
     senses: Callable[[], dict[str, str]] = dict
     language_free_words: Callable[[Vocabulary], frozenset] = lambda vocab: frozenset()
     usage_rank: Callable[[str], int] = lambda code: 0
+    evidence: tuple[str, ...] = ()  # the names of its scorers (what RankConfig.evidence_off names)
 
 
 # A target no domain claims: general ranking only.

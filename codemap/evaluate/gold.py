@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 
 from ..config import EvalConfig, RankConfig, ReadOptions
+from ..domains import evidence_names
+from ..domains.drug import DRUG
 from ..errors import CodemapError
 from ..rank.assembly import Ranking
 from ..rank.hubness import embedded_hubness
@@ -219,38 +221,42 @@ DEFAULT_METHOD = {False: "hybrid (all evidence)", True: "hybrid + drug evidence"
 def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]:
     """The rankings `codemap eval` compares side by side: each alone, fused, and ablations of the
     target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
-    plain = replace(base, unit_evidence=False, specimen_evidence=False, drug_evidence=False,
-                    category_evidence=False, usage_evidence=False, twin_ties=False,
-                    expand_abbreviations=False, translate_parts=False, gloss_words=False,
-                    text_evidence=False, usual_evidence=False, complete_words=False,
-                    component_backoff=False, hubness=False)
+    every = evidence_names()
+    only = lambda *names: tuple(n for n in every if n not in names)  # noqa: E731
+    plain = replace(base, evidence_off=every, expand_abbreviations=False, translate_parts=False,
+                    gloss_words=False, complete_words=False, hubness=False)
     if drugs:
+        drug = only(*DRUG.evidence)
         return {
             "encoder": replace(plain, method="encoder"),
             "lexical": replace(plain, method="lexical"),
             "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
             "hybrid + completed words": replace(plain, method="hybrid", complete_words=True),
-            "encoder + drug evidence": replace(plain, method="encoder", drug_evidence=True),
-            DEFAULT_METHOD[True]: replace(plain, method="hybrid", drug_evidence=True,
+            "encoder + drug evidence": replace(plain, method="encoder", evidence_off=drug),
+            DEFAULT_METHOD[True]: replace(plain, method="hybrid", evidence_off=drug,
                                           complete_words=base.complete_words,
                                           expand_abbreviations=base.expand_abbreviations),
             "hybrid + drug evidence + abbreviations": replace(
-                plain, method="hybrid", drug_evidence=True, expand_abbreviations=True),
+                plain, method="hybrid", evidence_off=drug, expand_abbreviations=True),
         }
     return {
         "encoder": replace(plain, method="encoder"),
         "lexical": replace(plain, method="lexical"),
         "hybrid rrf, no evidence": replace(plain, method="hybrid", fusion="rrf"),
         "hybrid, no evidence": replace(plain, method="hybrid", fusion="weighted"),
-        "hybrid + unit": replace(plain, method="hybrid", unit_evidence=True),
-        "hybrid + specimen": replace(plain, method="hybrid", specimen_evidence=True),
-        "hybrid + category": replace(plain, method="hybrid", category_evidence=True),
-        "hybrid + usage": replace(plain, method="hybrid", usage_evidence=True),
+        "hybrid + unit": replace(plain, method="hybrid", evidence_off=only("unit")),
+        "hybrid + specimen": replace(plain, method="hybrid", evidence_off=only("specimen")),
+        "hybrid + category": replace(plain, method="hybrid", evidence_off=only("category")),
+        "hybrid + usage": replace(plain, method="hybrid", evidence_off=only("usage"),
+                                  usage_evidence=True),
         "hybrid + abbreviations": replace(plain, method="hybrid", expand_abbreviations=True),
         "hybrid + completed words": replace(plain, method="hybrid", complete_words=True),
-        "hybrid + text axes": replace(plain, method="hybrid", text_evidence=True),
-        "hybrid + usual variant": replace(plain, method="hybrid", usual_evidence=True),
-        "hybrid + component back-off": replace(plain, method="hybrid", component_backoff=True),
+        "hybrid + text axes": replace(plain, method="hybrid", evidence_off=only(
+            "text_specimen", "text_property", "text_timing", "text_method")),
+        "hybrid + usual variant": replace(plain, method="hybrid", evidence_off=only(
+            "usual_specimen", "usual_method")),
+        "hybrid + component back-off": replace(plain, method="hybrid",
+                                               evidence_off=only("component_backoff")),
         "hybrid + hubness": replace(plain, method="hybrid", hubness=True),
         DEFAULT_METHOD[False]: replace(base, method="hybrid"),
     }

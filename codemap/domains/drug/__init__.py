@@ -10,13 +10,13 @@ from ...config import RankConfig
 from ...read.normalize import LETTERS
 from ...vocab.vocabulary import Vocabulary
 from ..base import Domain
-from .agreement import drug_scorers, is_drug_vocabulary
+from .agreement import DRUG_FEATURES, drug_scorers, is_drug_vocabulary
 from .names import one_spelling, with_other_names
 from .parse import written_words
 
 
 def scorers(vocab: Vocabulary, rank: RankConfig) -> list:
-    return drug_scorers(vocab.concepts) if rank.drug_evidence else []
+    return [s for s in drug_scorers(vocab.concepts) if s.name not in rank.evidence_off]
 
 
 def language_free_words(vocab: Vocabulary) -> frozenset[str]:
@@ -29,4 +29,4 @@ def language_free_words(vocab: Vocabulary) -> frozenset[str]:
 
 
 DRUG = Domain(name="drug", claims=is_drug_vocabulary, prepare=with_other_names, scorers=scorers,
-              language_free_words=language_free_words)
+              language_free_words=language_free_words, evidence=DRUG_FEATURES)

@@ -86,11 +86,7 @@ def _with_axes(concepts):
 
 
 def scorers(vocab: Vocabulary, rank: RankConfig) -> list:
-    return lab_scorers(rank.unit_evidence, rank.specimen_evidence,
-                       category=rank.category_evidence, usage=rank.usage_evidence,
-                       twin_ties=rank.twin_ties, text=rank.text_evidence,
-                       usual=rank.usual_evidence, backoff=rank.component_backoff,
-                       off=rank.evidence_off)
+    return lab_scorers(usage=rank.usage_evidence, off=rank.evidence_off)
 
 
 def readings(vocab: Vocabulary, rank: RankConfig) -> list:
@@ -102,4 +98,5 @@ LAB = Domain(
     name="lab", claims=is_loinc_target, prepare=prepare, scorers=scorers,
     text_steps=lambda vocab: [symbol_reader(vocab)],
     sense_reader=lambda vocab: lab_sense_reader() if named_by_short_names(vocab) else None,
-    readings=readings, senses=builtin_abbreviations, usage_rank=code_rank)
+    readings=readings, senses=builtin_abbreviations, usage_rank=code_rank,
+    evidence=tuple(s.name for s in lab_scorers()))

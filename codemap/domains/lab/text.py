@@ -209,16 +209,11 @@ def usual_scorers() -> list:
     return [UsualSpecimenScorer(), UsualMethodScorer()]
 
 
-def lab_scorers(unit: bool = True, specimen: bool = True, unit_examples: bool = True,
-                category: bool = True, usage: bool = True, text: bool = True,
-                usual: bool = True, backoff: bool = True, off: tuple[str, ...] = (),
-                twin_ties: bool = False) -> list:
-    """The lab evidence scorers, each switchable for ablations: by family, or by `name` (`off`).
-    `text`: the row's text read as LOINC axes; `usual`: usual specimen/method when unstated
-    (this module); `backoff`: ComponentBackoff; `twin_ties`: without `usage`, the usage scorer
-    still breaks exact mass/moles ties (UsageScorer.ties_only)."""
-    scorers = ((UnitScorer(use_examples=unit_examples), unit), (SpecimenScorer(), specimen),
-               (CategoryScorer(), category), (UsageScorer(ties_only=not usage), usage or twin_ties),
-               *((s, text) for s in text_scorers()), *((s, usual) for s in usual_scorers()),
-               (ComponentBackoff(), backoff))
-    return [s for s, on in scorers if on and s.name not in off]
+def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True) -> list:
+    """The lab evidence scorers less those named in `off` (codemap eval's ablations). Without
+    `usage` (across languages: codemap.rank.prepare.ranking_for) the usage scorer still breaks
+    exact mass/moles ties (UsageScorer.ties_only)."""
+    scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(), CategoryScorer(),
+               UsageScorer(ties_only=not usage), *text_scorers(), *usual_scorers(),
+               ComponentBackoff())
+    return [s for s in scorers if s.name not in off]
