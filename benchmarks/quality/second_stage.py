@@ -41,8 +41,8 @@ from codemap.decide.calibrate import no_match_threshold, precision_curve  # noqa
 from codemap.domains.lab.commonness import code_rank  # noqa: E402
 from codemap.embed.models import resolve_model  # noqa: E402
 from codemap.rank.candidates import threshold_at  # noqa: E402
-from codemap.rerank.features import FEATURES, combiner_features  # noqa: E402
-from codemap.rerank.pair_model import PairModel, row_side  # noqa: E402
+from codemap.rerank.features import FEATURES  # noqa: E402
+from codemap.rerank.pair_model import PairModel  # noqa: E402
 from codemap.rerank.second_stage import Combiner, SecondStage  # noqa: E402
 
 CANDIDATES = 20
@@ -79,12 +79,10 @@ def collect(name: str, model: PairModel) -> pd.DataFrame:
     domain = g.kind
     crosslingual = bool(g.base.crosslingual_from)
     rank_of = code_rank if domain == "lab" else (lambda code: 0)
-    frames = []
+    frames, stage = [], SecondStage(model, None)  # the cross-encoder alone: features, no order
     for removed in (False, True):
         found = g.rank(default, hide=g.gold if removed else None)
-        logits = model.score([row_side(*rows.loc[q, ["text", "unit", "specimen"]])
-                              for q in found["query"]], found["target_name"].astype(str).tolist())
-        features = combiner_features(found, logits, rows, domain, crosslingual, rank_of)
+        features, _ = stage.features(found, rows, domain, crosslingual, rank_of)
         frame = pd.DataFrame(features, columns=FEATURES)
         frame["query"] = found["query"].to_numpy()
         frame["rank"] = found["rank"].to_numpy()

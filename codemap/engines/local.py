@@ -103,7 +103,7 @@ class Mapper:
             ranking = ranking.with_settings(replace(ranking.settings, learned=False))
         stage = second_stage_for(config, ranking)
         if stage is not None:  # its candidates come from a deeper first-stage pool
-            ranking = ranking.with_settings(replace(ranking.settings, learned=False,
+            ranking = ranking.with_settings(replace(ranking.settings,
                                                     top_k=max(config.rank.top_k, stage.candidates)))
             calibrator, calibration = stage.combiner, stage.combiner.describe()
         else:
@@ -141,10 +141,7 @@ class Mapper:
         else:
             found = self.ranking.rank(queries, rows, hub=self.hub)
         if self.second_stage is not None:
-            found = self.second_stage.rerank(
-                found, pd.DataFrame(rows, columns=["text", "unit", "specimen"]), self.domain,
-                bool(self.rank.crosslingual_from), self.ranking.target.domain.usage_rank,
-                self.config.rank.top_k)
+            found = self.second_stage.reorder(found, rows, self.ranking, self.config.rank.top_k)
         if self.calibrator is not None and "confidence" not in found:
             found.insert(found.columns.get_loc("score") + 1, "confidence",
                          self.calibrator.predict(found).round(4))
@@ -409,10 +406,8 @@ def second_stage_for(config: MapConfig, ranking: Ranking) -> SecondStage | None:
     adopted for its kind of target; None otherwise (the run sheet says which ran)."""
     if not config.second_stage or config.calibration is not None or config.rank.learned:
         return None
-    folder = SecondStage.shipped_folder()
-    if not SecondStage.fits(folder, ranking.encoder.info.key(), ranking.target.kind):
-        return None
-    return SecondStage.load(folder, config.cache_dir)
+    return SecondStage.shipped_for(ranking.encoder.info.key(), ranking.target.kind,
+                                   config.cache_dir)
 
 
 def first_stage_confidence(config: MapConfig, ranking: Ranking) -> tuple[object | None, str]:

@@ -43,7 +43,8 @@ def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
     scores, ranks, compared = {}, {}, {}
     drugs = g.kind == "drug"
     rerank_inputs = {}  # method → (its candidates, query texts) for the re-ranked rows
-    for method, rank in eval_methods(g.base, drugs=drugs).items():
+    methods = eval_methods(g.base, drugs=drugs)
+    for method, rank in methods.items():
         found = g.rank(rank)
         if method in ("encoder", "lexical", DEFAULT_METHOD[drugs]):
             compared[method] = found
@@ -53,7 +54,7 @@ def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
             texts = [row["text"] for row in g.prepared[text_key(rank)][2]]
             rerank_inputs[method] = (found, texts)
     rerank_ms = _eval_reranked(reranker, g.base.rerank_top, rerank_inputs, g.gold, scores, ranks)
-    second = _eval_second_stage(g, eval_methods(g.base, drugs=drugs)[DEFAULT_METHOD[drugs]])
+    second = _eval_second_stage(g, methods[DEFAULT_METHOD[drugs]])
     if second is not None:
         ranks[SECOND_STAGE] = gold_ranks(second, g.gold)
         scores[SECOND_STAGE] = score_ranks(ranks[SECOND_STAGE])
@@ -72,14 +73,12 @@ SECOND_STAGE = "second stage"
 def _eval_second_stage(g: "GoldQueries", first: RankConfig) -> pd.DataFrame | None:
     """The shipped second stage's order of the default ranking's candidates, as `codemap map`
     makes it (codemap.engines.local.second_stage_for), or None where it does not apply."""
-    folder = SecondStage.shipped_folder()
-    if not g.config.second_stage or not SecondStage.fits(folder, g.encoder.info.key(), g.kind):
+    stage = (SecondStage.shipped_for(g.encoder.info.key(), g.kind, g.config.cache_dir)
+             if g.config.second_stage else None)
+    if stage is None:
         return None
-    stage = SecondStage.load(folder, g.config.cache_dir)
     found = g.rank(replace(first, top_k=max(first.top_k, stage.candidates)))
-    rows = pd.DataFrame(g.rows, columns=["text", "unit", "specimen"])
-    return stage.rerank(found, rows, g.kind, bool(first.crosslingual_from),
-                        g.ranking.target.domain.usage_rank, first.top_k)
+    return stage.reorder(found, g.rows, g.ranking, first.top_k)
 
 
 @dataclass
@@ -222,7 +221,10 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
     """The rankings `codemap eval` compares side by side: each alone, fused, and ablations of the
     target domain's evidence (drug evidence for a Drug-domain target, lab evidence otherwise)."""
     every = evidence_names()
-    only = lambda *names: tuple(n for n in every if n not in names)  # noqa: E731
+
+    def only(*names: str) -> tuple[str, ...]:  # every scorer off but these
+        return tuple(n for n in every if n not in names)
+
     plain = replace(base, evidence_off=every, expand_abbreviations=False, translate_parts=False,
                     gloss_words=False, complete_words=False, hubness=False)
     if drugs:

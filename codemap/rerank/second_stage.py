@@ -116,6 +116,21 @@ class SecondStage:
         candidates = combiner.manifest.get("candidates", 20) if combiner else 20
         return cls(PairModel.load(folder / CROSS_ENCODER, cache_dir), combiner, candidates)
 
+    @classmethod
+    def shipped_for(cls, model_key: str, kind: str,
+                    cache_dir: Path | None = None) -> "SecondStage | None":
+        """The shipped second stage where it fits this first-stage model and kind of target
+        (`fits`), loaded; None elsewhere."""
+        folder = cls.shipped_folder()
+        return cls.load(folder, cache_dir) if cls.fits(folder, model_key, kind) else None
+
+    def reorder(self, found: pd.DataFrame, rows: list[dict], ranking, top_k: int) -> pd.DataFrame:
+        """`rerank` of a rank.assembly.Ranking's candidates for `rows` (rank.prepare.row_fields:
+        text, unit, specimen…): the target's kind, the list's language and usage from it."""
+        return self.rerank(found, pd.DataFrame(rows, columns=["text", "unit", "specimen"]),
+                           ranking.target.kind, bool(ranking.settings.crosslingual_from),
+                           ranking.target.domain.usage_rank, top_k)
+
     def logits(self, found: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray:
         """The cross-encoder's logit of every candidate row of `found` (rank_hybrid's frame);
         `rows`: each query's text, unit and specimen, indexed by query."""
