@@ -225,6 +225,11 @@ class MapConfig:
     store_dir: Path | None = None  # vocabulary store; <cache_dir>/store when None
     index: IndexConfig = field(default_factory=IndexConfig)
     memory: Path | None = None  # mapping memory: pre-fill sources reviewed before
+    # With a memory: the texts reviewers approved rank as names of their concepts, and their
+    # rejections rank last (codemap.vocab.local_names). Off by default: on the fresh site rounds
+    # it lowered drug strings' confidence AUROC and acc@1 on seen concepts
+    # (benchmarks/results/site-rounds/RULE.md); off, the memory only pre-fills.
+    local_names: bool = False
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
     rerank: Path | None = None  # cross-encoder re-ranker folder (codemap.rank.rerank); None: off
     # The shipped second stage (codemap.rerank) re-orders the candidates and gives the confidence
@@ -277,6 +282,7 @@ class ApplyConfig:
     mapping_set_id: str = ""  # SSSOM mapping_set_id; derived from the output name when ""
     license: str = "https://w3id.org/sssom/license/unspecified"  # SSSOM licence of the set
     memory: Path | None = None  # store the decisions in this mapping memory
+    site: str | None = None  # who decided, in the memory (the workbook's name when None)
 
 
 # The model that judges whether two sites' names mean the same (codemap.review.same_meaning). Not

@@ -12,6 +12,7 @@ from .evaluate import app as evaluate_app
 from .export import app as export_app
 from .harmonise import app as harmonise_app
 from .map import app as map_app
+from .memory import app as memory_app
 from .review import app as review_app
 from .train import app as train_app
 from .vocab import app as vocab_app
@@ -24,8 +25,9 @@ TOP_LEVEL = (map_app, evaluate_app, train_app, export_app, review_app, harmonise
 for group in TOP_LEVEL:
     app.add_typer(group)
 app.add_typer(vocab_app, name="vocab", cls=Group)
+app.add_typer(memory_app, name="memory", cls=Group)
 # Every command renders its help through the one Command class (codemap.cli.command).
-for group in (*TOP_LEVEL, vocab_app):
+for group in (*TOP_LEVEL, vocab_app, memory_app):
     for info in group.registered_commands:
         if info.cls in (None, TyperCommand):  # typer's default, not a class a command chose
             info.cls = Command

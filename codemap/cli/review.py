@@ -42,7 +42,11 @@ def apply_command(
                                           show_default="source file name",
                                           help="omop: source_vocabulary_id."),
     memory: Optional[Path] = typer.Option(None, "--memory",
-                                          help="Store the decisions in this mapping memory (.db)."),
+                                          help="Store the decisions in this mapping memory (.db): "
+                                               "the next `map --memory` pre-fills them."),
+    site: Optional[str] = typer.Option(None, "--site", show_default="the workbook's name before "
+                                                                     "its first dot",
+                                       help="The site these decisions are from, in the memory."),
 ) -> None:
     """Validate a reviewed workbook and write its approved mappings.
 
@@ -54,7 +58,8 @@ def apply_command(
     result = apply_reviews(ApplyConfig(
         workbook=workbook, output=output, format=fmt.value, target=target,
         approve_above=approve_above, allow_multiple=allow_multiple,
-        unmapped_as_zero=unmapped_as_zero, source_vocabulary=source_vocabulary, memory=memory))
+        unmapped_as_zero=unmapped_as_zero, source_vocabulary=source_vocabulary, memory=memory,
+        site=site))
     c = result.counts
     typer.echo(f"{c['sources']} sources, {c['approved']} approved mappings "
                f"({c['automatic']} automatic, {c['typed']} typed by a reviewer) → {output}")

@@ -35,8 +35,7 @@ from ..rerank.second_stage import SecondStage
 from ..read.language import LanguageGuess
 from ..read.normalize import read_as_notes
 from ..read.readers import SourceTable, iter_code_list, read_code_list, warn_data_like_header
-from ..review.memory import MEMORY_COLUMN
-from ..review.memory import prefill
+from ..review.memory import MEMORY_COLUMN, MappingMemory, prefill
 from ..vocab.hierarchy import BROADER_NOTE, Hierarchy, propose_broader
 from ..vocab.vocabulary import Vocabulary
 from ..write.parts import PartsFolder, part_name
@@ -109,6 +108,7 @@ class Mapper:
         else:
             calibrator, calibration = first_stage_confidence(config, ranking)
         decisions = {"confidence": calibration, **decision_support(calibrator, config)}
+        ranking, decisions["local_names"] = with_local_names(ranking, config)
         return cls(config, ranking, calibrator, decisions,
                    CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
                    Hierarchy.of(ranking.vocab) if calibrator is not None else None,
@@ -430,6 +430,24 @@ def learned_ranker(target: Target, scorers, rank: RankConfig) -> LearnedRanker |
     if not rank.learned or rank.method != "hybrid":
         return None
     return load_or_fit(target, scorers, rank)
+
+
+def with_local_names(ranking: Ranking, config: MapConfig) -> tuple[Ranking, str]:
+    """The ranking with the memory's approved texts as local names of their concepts (those
+    whose concept this release still has, valid), and what the run sheet says of them."""
+    if config.memory is None or not config.local_names or not Path(config.memory).exists():
+        return ranking, ("off (--local-names to rank with them)"
+                         if config.memory is not None and not config.local_names else "none")
+    with MappingMemory(config.memory) as memory:
+        names, flagged = memory.local_names(ranking.vocab.id).usable(ranking.vocab)
+    said = (f"{len(names)} approved texts from {len(names.sites)} site(s) "
+            f"({', '.join(names.sites[:5])}{', …' if len(names.sites) > 5 else ''}), "
+            f"{len(names.rejected)} rejected pairs") if len(names) or len(names.rejected) else "none"
+    if len(flagged):
+        said += (f"; {len(flagged)} not used, their concept deprecated or gone: "
+                 + "; ".join(f"'{r.name}' → {r.code} ({r.problem})"
+                             for r in flagged.head(3).itertuples()) + ("; …" if len(flagged) > 3 else ""))
+    return ranking.with_local_names(names), said
 
 
 def decision_support(calibrator, config: MapConfig) -> dict:

@@ -9,6 +9,7 @@ once and the vocabulary prepared by it (codemap.domains.prepare_target), the lis
 which words carry no language), the model, the name index and the lexical index (built and
 cached on first use), and the ranking settings for that pair of languages (prepare.ranking_for).
 `with_settings` gives the same ranking under other settings (eval's side-by-side methods);
+`with_local_names` adds the texts reviewers approved as names of their concepts (`map --memory`);
 `embed` prepares rows (texts, second readings, vectors) and `rank` ranks them.
 """
 from __future__ import annotations
@@ -26,9 +27,12 @@ from ..domains import PreparedTarget, prepare_target
 from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
 from ..read.language import LanguageGuess, names_language, source_language
+from ..read.normalize import source_key
+from ..vocab.local_names import LocalNames
 from ..vocab.target import load_target
 from .hybrid import rank_hybrid
 from .lexical import load_or_build_lexical
+from .local_names import LocalIndex
 from .prepare import language_free_words, ranking_for, second_reader, text_expander, with_readings
 
 
@@ -45,6 +49,7 @@ class Ranking:
     progress: bool = False
     timings: dict = field(default_factory=dict)
     _lexical: object | None = None
+    local: LocalIndex | None = None  # approved local names (with_local_names)
 
     @classmethod
     def load(cls, target: str, settings: RankConfig = RankConfig(), *,
@@ -85,6 +90,17 @@ class Ranking:
         """The same target, model and indexes under other (already language-resolved) settings."""
         return replace(self, settings=settings, _lexical=self._lexical)
 
+    def with_local_names(self, names: LocalNames) -> "Ranking":
+        """This ranking with `names` (codemap.vocab.local_names, usable in this target) scored
+        as names of their concepts and their known negatives ranked last; the target's index is
+        untouched. Prepared with this ranking's text preparation: set the settings first."""
+        if not len(names) and names.rejected.empty:
+            return replace(self, local=None)
+        # The n-gram index says which local names are near a row, whatever the ranking method.
+        lexical = self._lexical or load_or_build_lexical(self.vocab, self.cache_dir)
+        return replace(self, local=LocalIndex.build(names, self.prepare, self.encoder, lexical,
+                                                    self.cache_dir))
+
     @property
     def vocab(self):
         return self.target.vocab
@@ -121,7 +137,8 @@ class Ranking:
         its specimen where the list has a specimen column), prepared the same way."""
         texts = [self.prepare(t) for t in texts]
         vectors = self.encode(texts)
-        rows = [{**row, "text": self.prepare(row["text"])} for row in rows]
+        rows = [{**row, "text": self.prepare(row["text"]), "key": source_key(row["text"])}
+                for row in rows]
         return with_readings(rows, texts, self.reader,
                              lambda read: self.encode(read, "embedding second readings")), vectors
 
@@ -129,4 +146,5 @@ class Ranking:
              exclude: list | None = None) -> pd.DataFrame:
         """rank_hybrid's candidates of embedded rows (`embed`)."""
         return rank_hybrid(self.index, self.lexical, self.vocab, vectors, rows, self.scorers,
-                           self.settings, exclude=exclude, progress=self.progress, hub=hub)
+                           self.settings, exclude=exclude, progress=self.progress, hub=hub,
+                           local=self.local)

@@ -13,6 +13,7 @@ from ..embed.index import NameIndex
 from ..progress import bar as progress_bar
 from ..vocab.vocabulary import Vocabulary
 from ..domains.evidence import extra_candidates, for_row, sibling_keys, weigh_bound
+from .local_names import ScoredNames, mark_conflicts, rejected_reason
 
 CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_name", "score"]
 
@@ -25,7 +26,8 @@ POOLED_CHUNK = 32
 
 def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarray,
                 rows: list[dict], scorers=(), config: RankConfig = RankConfig(),
-                exclude: list | None = None, progress: bool = False, hub=None) -> pd.DataFrame:
+                exclude: list | None = None, progress: bool = False, hub=None,
+                local=None) -> pd.DataFrame:
     """Rank concepts by fused name scores adjusted by evidence scorers.
 
     `queries` are the encoder vectors of the rows' texts, `rows` each row's fields (`text`,
@@ -37,11 +39,18 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     codemap.rank.learned); a concept left without names is no candidate of that row.
     `progress`: a bar (rows, ETA) on a terminal. `hub`, when given, is the list's
     codemap.rank.hubness.ListHubness: each concept's encoder score is lowered by its penalty
-    before fusion (the `encoder_score` column stays the plain cosine).
+    before fusion (the `encoder_score` column stays the plain cosine). `local`, when given, is a
+    codemap.rank.local_names.LocalIndex: approved local names scored as names of their concepts,
+    and known negatives (a concept rejected for a row's text, its `key`) ranked last.
     """
-    layout = _ConceptLayout.of(vocab)
+    scored_names = ScoredNames(index, lexical, local, len(vocab.names))
+    local_codes = None if local is None else local.codes
+    layout = _ConceptLayout.of(vocab, local_codes)
     attributes = _ConceptRecords(vocab.concepts)
     names = vocab.names["name"].to_numpy()
+    if local is not None:
+        names = np.concatenate([names, local.names.approved["name"].to_numpy()])
+    rejected = _Rejected(local, rows)
     pooled = getattr(index, "approximate", False) and config.method != "lexical"
     frames = []
     step = POOLED_CHUNK if pooled else QUERY_CHUNK
@@ -53,14 +62,15 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
             chunk = slice(start, start + step)
             excluded = None if exclude is None else exclude[chunk]
             if pooled:
-                frames.append(_rank_pooled(index, lexical, layout, attributes, names,
+                frames.append(_rank_pooled(index, scored_names, layout, attributes, names,
                                            queries[chunk], rows[chunk], start, scorers, config,
-                                           excluded, hub))
+                                           excluded, hub, rejected))
             else:
-                enc, lex = _name_scores(index, lexical, queries[chunk], rows[chunk], config)
+                enc, lex = _name_scores(scored_names, queries[chunk], rows[chunk], config)
                 _mask(enc, lex, excluded, None)
                 frames.append(_rank_chunk(enc, lex, layout, attributes.__getitem__, rows[chunk],
-                                          start, scorers, config, names, penalty=penalty))
+                                          start, scorers, config, names, penalty=penalty,
+                                          local=_LocalView(scored_names, None, rejected)))
             bar.update(len(rows[chunk]))
     frame = pd.DataFrame([r for f in frames for r in f], columns=HYBRID_COLUMNS)
     return frame
@@ -81,21 +91,23 @@ def _mask(enc, lex, exclude, name_rows):
                 matrix[q, columns] = -np.inf
 
 
-def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offset, scorers, config,
-                 exclude=None, hub=None):
+def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, offset, scorers,
+                 config, exclude=None, hub=None, rejected=None):
     """Rank a chunk of rows among the concepts an approximate index finds for them.
 
     Scoring every name is names × rows; past `IndexConfig.approximate_above` names each row is
     scored only against the concepts of its nearest names (`config.pool` concepts' worth, from the IVF index) and
     its evidence candidates, with all of each such concept's names, exactly as the full scoring
     would score them. A concept that no nearest name points to (a lexical-only match) is missed.
+    Local names are few and searched exactly: the concepts of those near a row join its pool.
     """
     # `pool` concepts' worth of names: a target whose concepts carry several names each (other
     # languages, expanded short names) would otherwise fill the nearest names with fewer concepts.
     per_concept = -(-len(layout.order) // max(1, len(layout.concept_codes)))
     second = _SecondReadings.of(rows)
     _, hits = index.search(queries, config.pool * per_concept)
-    own = [layout.concept_of[h[h >= 0]] for h in hits]
+    local = scored_names.near_local([r["text"] for r in rows])
+    own = [layout.concept_of[np.concatenate([h[h >= 0], near])] for h, near in zip(hits, local)]
     if second is not None:  # a second reading's nearest names join its row's pool
         _, more = index.search(second.vectors, config.pool * per_concept)
         for q, h in zip(second.rows, more):
@@ -110,24 +122,26 @@ def _rank_pooled(index, lexical, layout, attributes, names, queries, rows, offse
     sub = _ConceptLayout(np.arange(len(name_rows)), np.concatenate([[0], np.cumsum(sizes)[:-1]]),
                          layout.concept_codes[keep], {c: i for i, c in enumerate(layout.concept_codes[keep])},
                          np.repeat(np.arange(len(keep)), sizes))
-    vectors = index.vectors[name_rows]
+    vectors = scored_names.vectors(name_rows)
     enc = queries @ vectors.T
     if second is not None:
         enc = second.better(enc, lambda q: q @ vectors.T, False)
     lex = None
     if config.method != "encoder":
-        matrix = lexical.matrix[name_rows]
-        lex_of = lambda texts: (lexical.embed(texts) @ matrix.T).toarray().astype(np.float32)
+        matrix = scored_names.lexical_rows(name_rows)
+        lex_of = lambda texts: (scored_names.lexical.embed(texts) @ matrix.T).toarray().astype(np.float32)
         lex = lex_of([r["text"] for r in rows])
         if second is not None:
             lex = second.better(lex, lex_of, True)
+    scored_names.keep_near([r["text"] for r in rows], (enc, lex), name_rows)
     _mask(enc, lex, exclude, name_rows)
     allowed = np.zeros((len(rows), len(keep)), bool)
     for q, o in enumerate(own):
         allowed[q, np.searchsorted(keep, o)] = True
     penalty = None if hub is None else hub.penalty(keep)
     return _rank_chunk(enc, lex, sub, lambda c: attributes[keep[c]], rows, offset, scorers, config,
-                       names[name_rows], allowed, penalty)
+                       names[name_rows], allowed, penalty,
+                       _LocalView(scored_names, name_rows, rejected))
 
 
 class _ConceptRecords:
@@ -157,10 +171,15 @@ class _ConceptLayout:
         return np.append(self.starts, len(self.order))
 
     @staticmethod
-    def of(vocab: Vocabulary) -> "_ConceptLayout":
+    def of(vocab: Vocabulary, more_names=None) -> "_ConceptLayout":
+        """The layout of the vocabulary's names, and `more_names` (the codes of names after
+        them: local names) when given."""
         codes = vocab.concepts["code"].to_numpy()
         number = pd.Series(np.arange(len(codes)), index=codes)
-        of_name = number.reindex(vocab.names["code"]).to_numpy()
+        name_codes = vocab.names["code"].to_numpy()
+        if more_names is not None:
+            name_codes = np.concatenate([name_codes, more_names])
+        of_name = number.reindex(name_codes).to_numpy()
         if np.isnan(of_name.astype(float)).any():
             raise ValueError("vocabulary names point to codes missing from its concepts")
         of_name = of_name.astype(np.int64)
@@ -199,17 +218,18 @@ class _SecondReadings:
         return first
 
 
-def _name_scores(index, lexical, queries, rows, config):
+def _name_scores(scored_names: ScoredNames, queries, rows, config):
     second = _SecondReadings.of(rows)
     enc = lex = None
     if config.method != "lexical":
-        enc = queries @ index.vectors.T
+        enc = scored_names.encoder(queries)
         if second is not None:
-            enc = second.better(enc, lambda q: q @ index.vectors.T, False)
+            enc = second.better(enc, scored_names.encoder, False)
     if config.method != "encoder":
-        lex = lexical.similarity([r["text"] for r in rows])
+        lex = scored_names.lexical_scores([r["text"] for r in rows])
         if second is not None:
-            lex = second.better(lex, lexical.similarity, True)
+            lex = second.better(lex, scored_names.lexical_scores, True)
+    scored_names.keep_near([r["text"] for r in rows], (enc, lex))
     return enc, lex
 
 
@@ -250,13 +270,14 @@ def _sibling_scores(fused_row, candidates, record, key) -> dict:
 
 
 def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None,
-                penalty=None):
+                penalty=None, local=None):
     """`record_of(c)` is concept c's row as a dict (`_ConceptRecords`); `allowed` (rows ×
     concepts), when given, limits each row to its own pooled concepts; `penalty` (per concept)
     is subtracted from the encoder scores before fusion (the list's hubness). A row's shown
     scores are then lifted by its candidates' median penalty: the order is the same, and a
     score stays on the scale of the plain fusion (a candidate as much of a hub as the row's
-    typical candidate keeps its score), so thresholds on it keep their meaning."""
+    typical candidate keeps its score), so thresholds on it keep their meaning. `local` (a
+    _LocalView) explains local-name matches and ranks a row's rejected concepts last."""
     reduce = lambda m: None if m is None else np.maximum.reduceat(m[:, layout.order], layout.starts, axis=1)
     share = _encoder_share(config)  # how much of the hubness penalty reaches the fused score
     enc_c, lex_c = reduce(enc), reduce(lex)
@@ -276,6 +297,7 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
         bound = for_row(scorers, rows[q])  # the row's side of the evidence, once per row
         candidates = [c for c in np.union1d(top, extra) if np.isfinite(fused[q, c])]  # else every name excluded
         name_score = _sibling_scores(fused[q], candidates, record, sibling_keys(scorers, rows[q]))
+        refused = {} if local is None else local.rejected.of(offset + q)
         scored = []
         for c in candidates:
             adjust, reasons, contradicted, tier = weigh_bound(bound, record(c))
@@ -286,14 +308,19 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
             if shared is not None:  # its own name score stays visible in the explanation
                 reasons = [f"name score {name:.4f} of {layout.concept_codes[shared]}, a variant "
                            f"the row does not tell apart (own {own:.4f})", *reasons]
-            scored.append((tier, name + adjust, own, c, reasons))
+            code = layout.concept_codes[c]
+            if code in refused:  # a known negative of this text: shown, after every other
+                reasons = [rejected_reason(refused[code]), *reasons]
+            scored.append((code in refused, tier, name + adjust, own, c, reasons))
         # Equal scores (a variant sharing its sibling's name score, with no evidence between
         # them) go to the better own name score, then to the lower concept number, so a row's
         # candidates do not depend on float noise from the other texts of its embedding batch.
-        scored.sort(key=lambda item: (-item[0], -round(item[1], 4), -round(item[2], 4), item[3]))
+        scored.sort(key=lambda item: (item[0], -item[1], -round(item[2], 4), -round(item[3], 4),
+                                      item[4]))
         typical = float(np.median(penalty[candidates])) if penalty is not None and candidates else 0.0
         lift = share * typical
-        for rank, (_, score, _, c, reasons) in enumerate(scored[:config.top_k], start=1):
+        shown, best_rows = [], []
+        for rank, (_, _, score, _, c, reasons) in enumerate(scored[:config.top_k], start=1):
             name_rows = layout.order[bounds[c]:bounds[c + 1]]
             per_name = sum(m[q, name_rows] for m in (enc, lex) if m is not None)
             best = name_rows[int(np.argmax(per_name))]
@@ -301,11 +328,49 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
             lx = None if lex_c is None else round(float(lex_c[q, c]), 4)
             why = [f"name: encoder {e}" if e is not None else "",
                    f"lexical {lx}" if lx is not None else "",
+                   local.reason(best) if local is not None else "",
                    _hub_reason(share * (penalty[c] - typical)) if penalty is not None else "",
                    *reasons]
-            out.append((offset + q, rank, layout.concept_codes[c], record(c)["name"],
-                        names[best], round(score + lift, 4), e, lx, "; ".join(w for w in why if w)))
+            shown.append([offset + q, rank, layout.concept_codes[c], record(c)["name"],
+                          names[best], round(score + lift, 4), e, lx, why])
+            best_rows.append((name_rows, per_name))
+        if local is not None:
+            local.mark_conflicts(shown, best_rows)
+        out.extend((*entry[:-1], "; ".join(w for w in entry[-1] if w)) for entry in shown)
     return out
+
+
+class _Rejected:
+    """Per row of a ranking, the concepts reviewers rejected for its text ({code: sites})."""
+
+    def __init__(self, local, rows: list[dict]):
+        self.by_row = ([] if local is None or local.names.rejected.empty else
+                       [local.names.rejected_for(row.get("key", "")) for row in rows])
+
+    def of(self, row: int) -> dict:
+        return self.by_row[row] if self.by_row else {}
+
+
+@dataclass(frozen=True)
+class _LocalView:
+    """The local names as one chunk's matrices see them: `name_rows` maps their columns to
+    ScoredNames rows (None: the same numbers)."""
+
+    names: ScoredNames
+    name_rows: np.ndarray | None
+    rejected: _Rejected
+
+    def row(self, column: int) -> int:
+        return int(column if self.name_rows is None else self.name_rows[column])
+
+    def reason(self, column: int) -> str:
+        row = self.row(column)
+        return self.names.reason(row) if self.names.is_local(row) else ""
+
+    def mark_conflicts(self, shown: list[list], scored: list[tuple]) -> None:
+        """`scored`: per shown candidate, its name columns and their name scores."""
+        rows = [np.array([self.row(c) for c in columns]) for columns, _ in scored]
+        mark_conflicts(shown, rows, [scores for _, scores in scored], self.names)
 
 
 def _encoder_share(config: RankConfig) -> float:

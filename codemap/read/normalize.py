@@ -11,6 +11,7 @@ only says what the text is read as.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # A letter, and a letter or digit, of any script: Python's \w less digits and "_". Word splitting
 # everywhere uses these, not [A-Za-z]: an ASCII class ends a word at "é" and reads the "Cr" of
@@ -52,6 +53,12 @@ def normalize_source(text: str) -> str:
     stripped = _FILLER.sub("", out).strip()
     # A text that is only noise ("***", "Test") is left as it was rather than emptied.
     return stripped or out or text
+
+
+def source_key(text: str) -> str:
+    """What makes two source texts the same source: case, the composition of accents and runs of
+    spaces do not (the mapping memory's key, and its approved names' key)."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", str(text)).casefold()).strip()
 
 
 def read_as_notes(texts, explanations, read_as=normalize_source):

@@ -219,7 +219,7 @@ def apply_reviews(config: ApplyConfig) -> ApplyResult:
     if config.memory is not None:
         with MappingMemory(config.memory) as memory:
             memory.store(reviews, vocab, source=str(config.workbook),
-                         spec=config.target or run.get("target_spec") or vocab.id)
+                         spec=config.target or run.get("target_spec") or vocab.id, site=config.site)
     counts = {"rows": len(reviews), "sources": reviews["source_key"].nunique(),
               "approved": len(mappings), "automatic": int(mappings["automatic"].sum()),
               "typed": int((~mappings["proposed"]).sum()),

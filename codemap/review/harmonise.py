@@ -1,7 +1,8 @@
 """Harmonise several sites: their reviewed mappings side by side per target concept.
 
 Input is each site's reviewed workbook (what `codemap apply` reads), or one mapping memory
-holding every site's decisions (`apply --memory`; the site is the workbook's file name). Output is
+holding every site's decisions (`apply --memory [--site NAME]`; the site is the workbook's file
+name unless named). Output is
 one folder: `harmonised.xlsx` (a sheet per table, the review workbook's conventions), one CSV per
 sheet, and per site an SSSOM mapping set and, when the target has OMOP concept ids, OMOP
 source_to_concept_map rows. The tables:
@@ -30,9 +31,9 @@ from ..files import temp_dir_beside
 from ..domains.lab.columns import property_from_name
 from ..domains.lab.units import parse_unit
 from ..vocab.target import load_target
-from ..vocab.vocabulary import Vocabulary
+from ..vocab.vocabulary import Vocabulary, deprecated_codes
 from .apply import read_reviewed_workbook, resolve_reviews, target_from_run
-from .memory import MappingMemory, deprecated_codes
+from .memory import MappingMemory, site_name, site_of
 from .harmonise_write import write_folder
 from .same_meaning import calibrate, shipped_threshold, similar_pairs
 
@@ -75,11 +76,6 @@ class Harmonised:
 
 
 # --- input -----------------------------------------------------------------------------------
-
-def site_name(path: str | Path) -> str:
-    """A site named by its file: `boston.reviewed.xlsx` → `boston`."""
-    return Path(str(path)).name.split(".")[0]
-
 
 def parse_sites(specs: list[str]) -> tuple[tuple[str, Path], ...]:
     """`NAME=FILE` or `FILE` (named by site_name) → ((site, path), …); a site named twice is an
@@ -137,7 +133,7 @@ def _target_of(run: dict) -> tuple[str, str]:
 
 
 def read_memory_sites(path: Path, target: str | None) -> tuple[list[Site], Vocabulary]:
-    """Every site's decisions from one mapping memory; the site is its workbook's file name.
+    """Every site's decisions from one mapping memory, a site per stored `site` (memory.site_of).
     The memory keeps decided rows only, so a source nobody decided on is not counted."""
     if not Path(path).exists():
         raise CodemapError(f"{path}: no such mapping memory")
@@ -158,7 +154,7 @@ def read_memory_sites(path: Path, target: str | None) -> tuple[list[Site], Vocab
                            automatic=stored["automatic"].astype(bool), proposed=True)
     sites = [Site(name, f"{path} ({', '.join(sorted(set(group['workbook'])))})",
                   group[SITE_FIELDS].reset_index(drop=True))
-             for name, group in stored.groupby(stored["workbook"].map(site_name), sort=True)]
+             for name, group in stored.groupby(site_of(stored), sort=True)]
     if len(sites) < 2:
         raise CodemapError(f"{path}: decisions from one site only ({sites[0].name}); harmonise "
                            f"needs two or more")

@@ -2,22 +2,25 @@
 
 Keyed on (target vocabulary, source code, normalised source text): a source whose code or text
 changed is a new source and is reviewed again. `apply --memory` stores every decision that is not
-`unchecked` (rejections too: the trainer uses them as hard negatives); `map --memory` pre-fills
-known sources with the earlier decision and flags the ones whose target left the vocabulary or
-was deprecated in it.
+`unchecked` (rejections too: the trainer uses them as hard negatives), with the site that made it;
+`map --memory` pre-fills known sources with the earlier decision and flags the ones whose target
+left the vocabulary or was deprecated in it, and ranks every row with the approved texts as local
+names of their concepts (`local_names`; codemap.vocab.local_names). `harmonise --memory` reads
+the same store, a site per `site`. `forget` undoes a wrong decision.
 """
 from __future__ import annotations
 
-import re
 import sqlite3
-import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import CodemapError
-from ..vocab.vocabulary import Vocabulary
+from ..read.normalize import source_key
+from ..vocab.target import load_target
+from ..vocab.local_names import APPROVED_COLUMNS, REJECTED_COLUMNS, LocalNames
+from ..vocab.vocabulary import Vocabulary, deprecated_codes
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (
@@ -34,6 +37,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     automatic INTEGER NOT NULL,
     decided_at TEXT NOT NULL,
     workbook TEXT NOT NULL,
+    site TEXT NOT NULL DEFAULT '',     -- who decided (apply --site; else the workbook's name)
+    target_version TEXT NOT NULL DEFAULT '',  -- the release it was decided on
     PRIMARY KEY (target_vocab, source_code, source_key, target_code)
 );
 CREATE TABLE IF NOT EXISTS vocabularies (  -- where each target was loaded from, for `train --from-reviews`
@@ -45,13 +50,13 @@ CREATE TABLE IF NOT EXISTS vocabularies (  -- where each target was loaded from,
     recorded_at TEXT NOT NULL
 )
 """
+# Columns an older codemap's memory lacks, added when it is opened (its rows read as '').
+ADDED_COLUMNS = {"site": "TEXT NOT NULL DEFAULT ''", "target_version": "TEXT NOT NULL DEFAULT ''"}
 MEMORY_COLUMN = "memory"
+COLUMNS = ["target_vocab", "source_code", "source_key", "source_text", "target_code", "target_name",
+           "decision", "equivalence", "reviewer", "comment", "automatic", "decided_at", "workbook",
+           "site", "target_version"]
 REVIEW_FIELDS = ["decision", "equivalence", "reviewer", "comment"]
-
-
-def normalise_text(text: str) -> str:
-    """Case, accents' composition and runs of spaces do not make a new source."""
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", str(text)).casefold()).strip()
 
 
 class MappingMemory:
@@ -63,6 +68,11 @@ class MappingMemory:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path)
             self.db.executescript(SCHEMA)
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(decisions)")}
+            with self.db:
+                for column, kind in ADDED_COLUMNS.items():
+                    if column not in have:
+                        self.db.execute(f"ALTER TABLE decisions ADD COLUMN {column} {kind}")
         except sqlite3.DatabaseError as exc:
             raise CodemapError(f"{self.path}: not a codemap mapping memory ({exc})") from None
 
@@ -72,21 +82,25 @@ class MappingMemory:
     def __exit__(self, *exc) -> None:
         self.db.close()
 
-    def store(self, reviews: pd.DataFrame, vocab: Vocabulary, source: str, spec: str = "") -> int:
+    def store(self, reviews: pd.DataFrame, vocab: Vocabulary, source: str, spec: str = "",
+              site: str | None = None) -> int:
         """Replace the stored decisions of every reviewed source with the workbook's; returns rows
         stored. Sources left entirely unchecked keep what the memory had. `spec` is the target as
-        `apply` loaded it (recorded so the trainer can rank against the same vocabulary)."""
+        `apply` loaded it (recorded so the trainer can rank against the same vocabulary); `site`
+        who decided (the workbook's name, site_name, when None)."""
         decided = reviews[(reviews["decision"] != "unchecked") & (reviews["target_code"] != "")]
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        rows = [(vocab.id, r.source_code, normalise_text(r.source_text), r.source_text, r.target_code,
+        site = site or site_name(source)
+        rows = [(vocab.id, r.source_code, source_key(r.source_text), r.source_text, r.target_code,
                  r.target_name, r.decision, r.equivalence, r.reviewer, r.comment, int(r.automatic),
-                 now, source) for r in decided.itertuples(index=False)]
+                 now, source, site, vocab.version) for r in decided.itertuples(index=False)]
         keys = {(row[0], row[1], row[2]) for row in rows}
+        columns = ", ".join(COLUMNS)
         with self.db:  # one transaction: a failed write leaves the memory as it was
             self.db.executemany("DELETE FROM decisions WHERE target_vocab=? AND source_code=? "
                                 "AND source_key=?", sorted(keys))
-            self.db.executemany("INSERT OR REPLACE INTO decisions VALUES "
-                                "(?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            self.db.executemany(f"INSERT OR REPLACE INTO decisions ({columns}) VALUES "
+                                f"({', '.join('?' * len(COLUMNS))})", rows)
             if spec:
                 self.db.execute("INSERT OR REPLACE INTO vocabularies VALUES (?,?,?,?,?,?)",
                                 (vocab.id, *_where_loaded(vocab, spec), vocab.version,
@@ -98,6 +112,30 @@ class MappingMemory:
         return pd.read_sql_query("SELECT * FROM decisions WHERE target_vocab=?", self.db,
                                  params=(vocab_id,))
 
+    def local_names(self, vocab_id: str) -> LocalNames:
+        """The approved texts of one target vocabulary as local names of their concepts, and its
+        rejected pairs as known negatives (codemap.vocab.local_names). Approvals made by
+        `--approve-above` or `--auto-accept` are not a reviewer's and teach nothing."""
+        stored = self.recall(vocab_id)
+        stored = stored[stored["automatic"] == 0]
+        approved = _grouped(stored[stored["decision"] == "approved"])
+        rejected = _grouped(stored[stored["decision"] == "rejected"])
+        return LocalNames(vocab_id, approved[APPROVED_COLUMNS], rejected[REJECTED_COLUMNS])
+
+    def forget(self, vocab_id: str, text: str | None = None, code: str | None = None,
+               site: str | None = None) -> int:
+        """Delete the decisions of one target that match every given part (a source text, as
+        its key; a target code; a site); returns how many. At least one part must be given."""
+        where = {"source_key": None if text is None else source_key(text), "target_code": code,
+                 "site": site}
+        where = {column: value for column, value in where.items() if value is not None}
+        if not where:
+            raise CodemapError("name what to forget: a source text, a target code or a site")
+        clause = " AND ".join(f"{column}=?" for column in ["target_vocab", *where])
+        with self.db:
+            return self.db.execute(f"DELETE FROM decisions WHERE {clause}",
+                                   (vocab_id, *where.values())).rowcount
+
     def vocabularies(self) -> pd.DataFrame:
         """Each target vocabulary with decisions: how many, and where it was loaded from (empty
         when an older codemap wrote the decisions)."""
@@ -106,6 +144,33 @@ class MappingMemory:
             " COALESCE(v.store_dir, '') AS store_dir, COALESCE(v.target_hash, '') AS target_hash"
             " FROM decisions d LEFT JOIN vocabularies v USING (target_vocab)"
             " GROUP BY d.target_vocab ORDER BY d.target_vocab", self.db)
+
+
+def site_name(path: str | Path) -> str:
+    """A site named by its file: `boston.reviewed.xlsx` → `boston`."""
+    return Path(str(path)).name.split(".")[0]
+
+
+def site_of(stored: pd.DataFrame) -> pd.Series:
+    """The site of each stored decision: as `apply --site` named it, else by its workbook (what
+    an older codemap stored)."""
+    return stored["site"].where(stored["site"] != "", stored["workbook"].map(site_name))
+
+
+def _grouped(decisions: pd.DataFrame) -> pd.DataFrame:
+    """One row per (text key, target code) of stored decisions: the text as last decided, and
+    the sites, reviewers and releases behind it as sorted tuples."""
+    if decisions.empty:
+        return pd.DataFrame(columns=sorted({*APPROVED_COLUMNS, *REJECTED_COLUMNS}))
+    decisions = decisions.assign(site=site_of(decisions))
+    ordered = decisions.sort_values("decided_at", kind="stable")
+    grouped = ordered.groupby(["source_key", "target_code"], sort=True)
+    together = lambda column: grouped[column].agg(lambda v: tuple(sorted(set(v) - {""})))
+    return pd.DataFrame({
+        "name": grouped["source_text"].last(), "sites": together("site"),
+        "reviewers": together("reviewer"), "versions": together("target_version"),
+        "decided": grouped["decided_at"].last().str[:10]}).reset_index().rename(
+        columns={"source_key": "key", "target_code": "code"})
 
 
 def _where_loaded(vocab: Vocabulary, spec: str) -> tuple[str, str]:
@@ -138,7 +203,7 @@ def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path) -> tu
         return out, 0
     names = dict(zip(vocab.concepts["code"], vocab.concepts["name"]))
     stale = deprecated_codes(vocab)
-    keys = out["source_code"].astype(str) + "\x00" + out["source_text"].map(normalise_text)
+    keys = out["source_code"].astype(str) + "\x00" + out["source_text"].map(source_key)
     stored_keys = stored["source_code"] + "\x00" + stored["source_key"]
     added, hit = [], set()
     for key, remembered in stored.groupby(stored_keys, sort=False):
@@ -172,13 +237,48 @@ def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path) -> tu
     return out.reset_index(drop=True), len(hit)
 
 
-def deprecated_codes(vocab: Vocabulary) -> set:
-    """Codes the vocabulary itself marks as no longer valid: OMOP invalid_reason (D, U) or LOINC
-    STATUS (DEPRECATED, DISCOURAGED)."""
-    concepts = vocab.concepts
-    stale = pd.Series(False, index=concepts.index)
-    if "invalid_reason" in concepts:
-        stale |= concepts["invalid_reason"].fillna("").astype(str).str.strip().isin(["D", "U"])
-    if "status" in concepts:
-        stale |= concepts["status"].fillna("").astype(str).str.upper().isin(["DEPRECATED", "DISCOURAGED"])
-    return set(concepts.loc[stale, "code"])
+def stored_target(memory: MappingMemory, target: str | None) -> str:
+    """The target vocabulary id the memory's decisions are for: `target` when given (it must
+    have decisions), else the only one there is."""
+    known = memory.vocabularies()["target_vocab"].tolist()
+    if not known:
+        raise CodemapError(f"{memory.path}: the mapping memory holds no decisions")
+    if target is None:
+        if len(known) > 1:
+            raise CodemapError(f"{memory.path}: decisions for {', '.join(known)}; choose one with "
+                               f"--target")
+        return known[0]
+    if target not in known:
+        raise CodemapError(f"{memory.path}: no decisions for target {target!r} (it has "
+                           f"{', '.join(known)})")
+    return target
+
+
+def local_name_table(path: str | Path, target: str | None = None) -> tuple[str, pd.DataFrame]:
+    """(target id, one row per approved local name and per rejected pair): what `map --memory`
+    ranks with, each with its sites, reviewers and release, and whether the target as recorded
+    still has its concept (`status`: used, or why not)."""
+    if not Path(path).exists():
+        raise CodemapError(f"{path}: no such mapping memory")
+    with MappingMemory(path) as memory:
+        target = stored_target(memory, target)
+        names = memory.local_names(target)
+        where = memory.vocabularies().set_index("target_vocab").loc[target]
+    status = pd.Series("used", index=names.approved.index)
+    try:  # the target as recorded, to flag the names whose concept it no longer has
+        vocab = load_target(where["target_spec"] or target, store_dir=where["store_dir"] or None)
+        _, flagged = names.usable(vocab)
+        status[names.approved["key"].isin(flagged["key"]) &
+               names.approved["code"].isin(flagged["code"])] = "not used: concept deprecated or gone"
+    except CodemapError:
+        status[:] = "used (target not loadable here to check)"
+    join = lambda values: ", ".join(values)
+    approved = names.approved.assign(decision="approved", status=status)
+    rejected = names.rejected.assign(decision="rejected", status="ranked last for this text",
+                                     reviewers=[()] * len(names.rejected),
+                                     versions=[()] * len(names.rejected), decided="")
+    table = pd.concat([approved, rejected], ignore_index=True)
+    for column in ("sites", "reviewers", "versions"):
+        table[column] = table[column].map(join)
+    return target, table[["decision", "name", "code", "sites", "reviewers", "versions", "decided",
+                          "status"]]

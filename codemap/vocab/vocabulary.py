@@ -76,6 +76,18 @@ class Vocabulary:
         return self.concepts.set_index("code")
 
 
+def deprecated_codes(vocab: Vocabulary) -> set:
+    """Codes the vocabulary itself marks as no longer valid: OMOP invalid_reason (D, U) or LOINC
+    STATUS (DEPRECATED, DISCOURAGED)."""
+    concepts = vocab.concepts
+    stale = pd.Series(False, index=concepts.index)
+    if "invalid_reason" in concepts:
+        stale |= concepts["invalid_reason"].fillna("").astype(str).str.strip().isin(["D", "U"])
+    if "status" in concepts:
+        stale |= concepts["status"].fillna("").astype(str).str.upper().isin(["DEPRECATED", "DISCOURAGED"])
+    return set(concepts.loc[stale, "code"])
+
+
 # --- vocabulary table files ---------------------------------------------------------------------
 
 _CODE_HEADERS = ["code", "conceptcode", "conceptid", "loinc", "loincnum", "loinccode", "id",
