@@ -3,7 +3,7 @@
 # empty model cache and fresh index caches (README, "What codemap map does"). Needs the venv active.
 # The first `auto` run also makes the one-time ONNX export that the `int8` runs then reuse.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 export HF_HUB_OFFLINE=1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 export CODEMAP_MODEL_CACHE=$work/models
