@@ -132,6 +132,10 @@ class IndexConfig:
     approximate_above: int = 200_000
     nprobe: int = 32  # IVF lists scanned per query
     float16: bool = False  # keep the vectors as float16 in memory (half the RAM, same ranking)
+    # Above this many names a target is indexed in two stages (codemap.rank.two_stage): a static
+    # embedding and the lexical index pool each row's candidates, and the encoder embeds only the
+    # pooled names, once. Below it every name is embedded before the first row is mapped.
+    two_stage_above: int = 50_000
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,7 @@ class EvalConfig:
     rerank: Path | None = None  # also score "hybrid + rerank" and "encoder + rerank"
     folds: int = 0  # k-fold cross-validation of the learned ranker on the dev pairs (0: pseudo-queries only)
     drop_gold_share: float = 0.0  # share of gold codes' concepts removed from the target
+    index: IndexConfig = field(default_factory=IndexConfig)  # how the target's names are searched
     seed: int = 0  # of the folds and the dropped codes
 
 

@@ -69,6 +69,10 @@ Hubness = Annotated[bool, typer.Option(
     "--hubness/--no-hubness", rich_help_panel=RANKING,
     help="Lower the encoder score of a concept that is close to many rows of the list (CSLS): "
          "a row's candidates then depend on the list it is mapped in.")]
+TwoStageAbove = Annotated[int, typer.Option(
+    "--two-stage-above", min=0, rich_help_panel=RANKING,
+    help="Above this many target names, pool each row's candidates with a static embedding and "
+         "the lexical index, and embed only the pooled names (each once, kept); 0: always.")]
 ApproximateAbove = Annotated[int, typer.Option(
     "--approximate-above", min=0, rich_help_panel=RANKING,
     help="Use an approximate (IVF) name index above this many target names.")]
@@ -159,6 +163,7 @@ def map_command(
     expand_abbreviations: ExpandAbbreviations = RankConfig.expand_abbreviations,
     complete_words: CompleteWords = RankConfig.complete_words,
     hubness: Hubness = RankConfig.hubness, rerank: Rerank = None, rerank_top: RerankTop = RankConfig.rerank_top,
+    two_stage_above: TwoStageAbove = IndexConfig.two_stage_above,
     approximate_above: ApproximateAbove = IndexConfig.approximate_above,
     nprobe: Nprobe = IndexConfig.nprobe, fp16_index: Fp16Index = IndexConfig.float16,
     # decisions
@@ -200,7 +205,7 @@ def map_command(
         cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
         **_ranking(encoder_weight, top_k, method, learned_ranking, hide_contradicted,
                    expand_abbreviations, complete_words, hubness, rerank, rerank_top,
-                   approximate_above, nprobe, fp16_index),
+                   approximate_above, nprobe, fp16_index, two_stage_above),
         **_decisions(second_stage, calibration, auto_accept, no_match_below, broader_below,
                      memory, local_names, llm_url, llm_model))
     result, written = map_sources(config, sources, output,
@@ -224,7 +229,8 @@ def _read_options(sheet: str | None, encoding: str | None, code_col: str | None,
 def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: bool,
              hide_contradicted: bool, expand_abbreviations: bool, complete_words: bool,
              hubness: bool, rerank: Path | None,
-             rerank_top: int, approximate_above: int, nprobe: int, fp16_index: bool) -> dict:
+             rerank_top: int, approximate_above: int, nprobe: int, fp16_index: bool,
+             two_stage_above: int = IndexConfig.two_stage_above) -> dict:
     """The Ranking panel: MapConfig's rank, index and rerank settings."""
     return {"rank": rank_config(encoder_weight, top_k=top_k, method=method, learned=learned,
                                 hide_contradicted=hide_contradicted,
@@ -232,6 +238,7 @@ def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: boo
                                 complete_words=complete_words, hubness=hubness,
                                 rerank_top=rerank_top),
             "index": IndexConfig(approximate_above=approximate_above, nprobe=nprobe,
+                                 two_stage_above=two_stage_above,
                                  float16=fp16_index),
             "rerank": rerank}
 

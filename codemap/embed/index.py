@@ -53,8 +53,10 @@ class NameIndex:
         """An IVF index: candidates come from its search, not from scoring every name."""
         return isinstance(self.faiss_index, faiss.IndexIVF)
 
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k names per query by inner product: (scores, name row numbers), -1 where fewer."""
+    def search(self, queries: np.ndarray, k: int,
+               texts: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k names per query by inner product: (scores, name row numbers), -1 where fewer.
+        (`texts`, the queries' texts, are what a two-stage index pools by; unused here.)"""
         k = min(k, self.faiss_index.ntotal)
         return self.faiss_index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
 
@@ -69,6 +71,11 @@ def index_key(encoder: Encoder, vocab: Vocabulary) -> str:
 def index_folder(cache_dir: Path, vocab: Vocabulary, encoder: Encoder) -> Path:
     """The cache folder of (model, runtime, vocabulary): its manifest.json says the build is complete."""
     return Path(cache_dir) / "index" / f"{vocab.id}-{index_key(encoder, vocab)}"
+
+
+def is_built(cache_dir: Path, vocab: Vocabulary, encoder: Encoder) -> bool:
+    """Whether every name of (model, vocabulary) is embedded and cached (`codemap vocab embed`)."""
+    return (index_folder(cache_dir, vocab, encoder) / "manifest.json").exists()
 
 
 def chunk_path(folder: Path, number: int) -> Path:

@@ -226,6 +226,8 @@ class Mapper:
                              if self.second_stage is not None else "off"),
             "index_cache": ("hit" if self.index.cache_hit else
                             "shipped with codemap" if self.index.shipped else "built"),
+            "index_kind": (self.index.describe() if hasattr(self.index, "describe") else
+                           "approximate (IVF)" if self.index.approximate else "exact"),
             "index_folder": str(self.index.folder),
             **{k: v for k, v in self.decisions.items() if not k.startswith("_")},
         }

@@ -161,7 +161,7 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     candidates = [i for i, codes in enumerate(gold) if codes and names[i]]
     ranking, language = Ranking.load(
         config.target, config.rank, vocab_filter=config.vocab_filter, store_dir=config.store_dir,
-        encoder=config.encoder, cache_dir=config.cache_dir,
+        encoder=config.encoder, cache_dir=config.cache_dir, index_config=config.index,
         texts=[query_texts[i] for i in candidates], progress=config.progress)
     known = set(ranking.vocab.concepts["code"])
     keep = [i for i in candidates if gold[i] & known]

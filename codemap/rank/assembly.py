@@ -25,7 +25,7 @@ import pandas as pd
 from ..config import EncoderConfig, IndexConfig, RankConfig, VocabFilter
 from ..domains import PreparedTarget, prepare_target
 from ..embed.encoder import Encoder
-from ..embed.index import load_or_build_index
+from ..embed.index import is_built, load_or_build_index
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.normalize import source_key
 from ..vocab.local_names import LocalNames
@@ -33,6 +33,7 @@ from ..vocab.target import load_target
 from .hybrid import rank_hybrid
 from .lexical import load_or_build_lexical
 from .local_names import LocalIndex
+from .two_stage import TwoStageIndex
 from .prepare import language_free_words, ranking_for, second_reader, text_expander, with_readings
 
 
@@ -68,11 +69,18 @@ class Ranking:
         t_target = time.perf_counter()
         model = Encoder.load(encoder, cache_dir, progress=progress)
         t_model = time.perf_counter()
-        index = load_or_build_index(prepared.vocab, model, cache_dir, progress=progress,
-                                    index_config=index_config)
+        lexical = None
+        if (len(prepared.vocab.names) > index_config.two_stage_above  # a large target not
+                and not is_built(cache_dir, prepared.vocab, model)):  # embedded ahead (vocab embed)
+            lexical = load_or_build_lexical(prepared.vocab, cache_dir)
+            index = TwoStageIndex.load(prepared.vocab, model, lexical, cache_dir, progress)
+        else:
+            index = load_or_build_index(prepared.vocab, model, cache_dir, progress=progress,
+                                        index_config=index_config)
         names = prepared.vocab.names
         target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang)
-        ranking = cls(prepared, model, index, settings, target_lang, Path(cache_dir), progress)
+        ranking = cls(prepared, model, index, settings, target_lang, Path(cache_dir), progress,
+                      _lexical=lexical)
         ranking = ranking.for_language(lang)
         ranking.lexical  # built with the index, so the timings say what a run loads
         ranking.timings = {"load_target": t_target - clock, "load_model": t_model - t_target,

@@ -105,11 +105,11 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
     # languages, expanded short names) would otherwise fill the nearest names with fewer concepts.
     per_concept = -(-len(layout.order) // max(1, len(layout.concept_codes)))
     second = _SecondReadings.of(rows)
-    _, hits = index.search(queries, config.pool * per_concept)
+    _, hits = index.search(queries, config.pool * per_concept, texts=[r["text"] for r in rows])
     local = scored_names.near_local([r["text"] for r in rows])
     own = [layout.concept_of[np.concatenate([h[h >= 0], near])] for h, near in zip(hits, local)]
     if second is not None:  # a second reading's nearest names join its row's pool
-        _, more = index.search(second.vectors, config.pool * per_concept)
+        _, more = index.search(second.vectors, config.pool * per_concept, texts=second.texts)
         for q, h in zip(second.rows, more):
             own[q] = np.union1d(own[q], layout.concept_of[h[h >= 0]])
     own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]

@@ -1,0 +1,86 @@
+"""The index of a large target in two stages: pool with fast scores, embed only what was pooled.
+
+Above IndexConfig.two_stage_above names, a target is not embedded whole before the first row is
+mapped. Each row's pool is the union of its nearest names by a static embedding distilled from
+the encoder (codemap.embed.static) and by the lexical index; rank_hybrid's pooled path then
+scores every name of the pooled concepts with the encoder, whose vectors are embedded when first
+asked for and kept (codemap.embed.lazy_vectors). A gold code outside the pool is missed: the
+pool's recall is what benchmarks/speed/two_stage.py reports beside acc@1 against the full index.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from ..embed.encoder import Encoder
+from ..embed.index import index_folder
+from ..embed.lazy_vectors import LazyVectors
+from ..embed.static import StaticEmbedder
+from ..files import atomic_path
+from ..vocab.vocabulary import Vocabulary
+
+# Names each stage pools per row, at most: the encoder embeds every name of the pooled concepts,
+# so the pool, not the target, sets what a list costs (benchmarks/speed/two_stage.py: recall).
+POOL_NAMES = 100
+LEXICAL_AT_ONCE = 32  # rows whose n-gram scores against every name are held at once (128 MB at 1M names)
+
+
+@dataclass
+class TwoStageIndex:
+    """What rank_hybrid reads of a name index (`approximate`, `search`, `vectors`), in two stages."""
+
+    vectors: LazyVectors
+    static: StaticEmbedder
+    static_index: faiss.Index  # the names' static vectors (float16 inner product)
+    lexical: object  # codemap.rank.lexical.LexicalIndex
+    folder: Path
+    cache_hit: bool
+    build_seconds: float
+    shipped: bool = False
+    approximate: bool = True  # rank_hybrid scores each row's pool only
+
+    @staticmethod
+    def load(vocab: Vocabulary, encoder: Encoder, lexical, cache_dir: Path,
+             progress: bool = False) -> "TwoStageIndex":
+        started = time.perf_counter()
+        folder = index_folder(cache_dir, vocab, encoder) / "two-stage"
+        names = vocab.names["name"].tolist()
+        static = StaticEmbedder.distill(encoder, names, cache_dir, progress)
+        path = folder / "static.faiss"
+        cache_hit = path.exists()
+        if cache_hit:
+            static_index = faiss.read_index(str(path))
+        else:
+            static_index = faiss.IndexScalarQuantizer(static.vectors.shape[1],
+                                                      faiss.ScalarQuantizer.QT_fp16,
+                                                      faiss.METRIC_INNER_PRODUCT)
+            static_index.add(static.embed(names))
+            folder.mkdir(parents=True, exist_ok=True)
+            with atomic_path(path) as tmp:
+                faiss.write_index(static_index, str(tmp))
+        return TwoStageIndex(LazyVectors(folder / "vectors", names, encoder), static, static_index,
+                             lexical, folder, cache_hit, time.perf_counter() - started)
+
+    def search(self, queries: np.ndarray, k: int, texts: list[str] | None = None):
+        """Per row, up to 2k name rows: its k nearest by the static embedding and its k best by
+        the lexical index (-1 pads); scores are not comparable across the two and are None."""
+        if texts is None:
+            raise ValueError("the two-stage index pools by the rows' texts")
+        k = min(k, POOL_NAMES, len(self.vectors))
+        _, static_hits = self.static_index.search(self.static.embed(texts), k)
+        lexical_hits = np.concatenate([self._lexical_top(texts[s:s + LEXICAL_AT_ONCE], k)
+                                       for s in range(0, len(texts), LEXICAL_AT_ONCE)])
+        return None, np.hstack([static_hits, lexical_hits])
+
+    def _lexical_top(self, texts: list[str], k: int) -> np.ndarray:
+        scores = self.lexical.similarity(texts)
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        return np.where(np.take_along_axis(scores, top, axis=1) > 0, top, -1)
+
+    def describe(self) -> str:
+        return (f"two-stage: static + lexical pool, {self.vectors.embedded:,} of "
+                f"{len(self.vectors):,} names embedded by the model so far")

@@ -1,0 +1,54 @@
+"""A large target in two stages (codemap.rank.two_stage): a static embedding distilled from the
+real model and the lexical index pool each row's candidates, the model embeds only the pooled
+names, once across runs."""
+import numpy as np
+import pandas as pd
+from typer.testing import CliRunner
+
+from codemap.cli import app
+from codemap.config import EncoderConfig, IndexConfig, RankConfig
+from codemap.embed.static import StaticEmbedder
+from codemap.rank.assembly import Ranking
+from .conftest import DATA
+
+TARGET = DATA / "loinc_long_names.tsv"  # 2,377 real LOINC long names
+ROWS = ["Glucose [Mass/volume] in Serum or Plasma", "Potassium serum", "Hemoglobin blood",
+        "Sodium [Moles/volume] in Urine"]
+
+
+def test_the_static_stage_finds_a_name_by_its_own_words(default_encoder, tmp_path):
+    names = pd.read_csv(TARGET, sep="\t", dtype=str)["name"].tolist()[:400]
+    static = StaticEmbedder.distill(default_encoder, names, tmp_path)
+    vectors = static.embed(names)
+    nearest = np.argmax(vectors[:50] @ vectors.T, axis=1)
+    assert np.mean(nearest == np.arange(50)) >= 0.9  # weak, but it knows a name from the others
+
+
+def ranked(tmp_path, two_stage_above: int, cache: str):
+    ranking, _ = Ranking.load(str(TARGET), RankConfig(hubness=False), encoder=EncoderConfig(),
+                              cache_dir=tmp_path / cache,
+                              index_config=IndexConfig(two_stage_above=two_stage_above))
+    rows, vectors = ranking.embed([{"text": t} for t in ROWS], ROWS)
+    found = ranking.rank(vectors, rows)
+    return ranking, found[found["rank"] == 1]["target_code"].tolist()
+
+
+def test_two_stages_rank_as_the_full_index_and_embed_only_the_pool(tmp_path):
+    full, expected = ranked(tmp_path, 10**9, "full")
+    two, found = ranked(tmp_path, 0, "two")
+    assert found == expected
+    embedded = two.index.vectors.embedded
+    assert 0 < embedded < len(two.vocab.names) / 2  # four rows' pools, not the target
+    again, _ = ranked(tmp_path, 0, "two")  # a second run embeds nothing it has
+    assert again.index.vectors.embedded == embedded and again.index.vectors.embedded_now == 0
+    assert np.allclose(again.index.vectors[np.arange(3)], full.index.vectors[:3], atol=1e-3)
+
+
+def test_the_run_says_which_path_ran(tmp_path):
+    source = tmp_path / "list.csv"
+    source.write_text("code,name\n1," + "\n2,".join(ROWS) + "\n")
+    result = CliRunner().invoke(app, ["map", str(source), "--target", str(TARGET), "-o",
+                                      str(tmp_path / "out.csv"), "--cache-dir", str(tmp_path / "c"),
+                                      "--two-stage-above", "0"])
+    assert result.exit_code == 0, result.output
+    assert "large target: two-stage: static + lexical pool" in result.output
