@@ -40,7 +40,6 @@ class TwoStageIndex:
     folder: Path
     cache_hit: bool
     build_seconds: float
-    shipped: bool = False
     approximate: bool = True  # rank_hybrid scores each row's pool only
 
     @staticmethod
