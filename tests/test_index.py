@@ -133,3 +133,28 @@ def test_lexical_cache_keys_on_which_names_it_reads(tmp_path):
     assert retyped.content_hash == vocab.content_hash and retyped.typed_hash != vocab.typed_hash
     skipped = load_or_build_lexical(retyped, tmp_path).similarity(["creatinine"])[0]
     assert creatinine.any() and read[creatinine].max() > 0.5 and skipped[creatinine].max() == 0.0
+
+
+def test_the_shipped_loinc_vectors_fit_the_builtin_target_and_default_model(default_encoder):
+    """The README's first run embeds no target names only while the seed matches the built-in
+    LOINC's names and the default model: rebuild it (recipes/build_index_seed.py) when this fails."""
+    from codemap.domains import prepare_target
+    from codemap.vocab.target import load_target
+
+    vocab = prepare_target(load_target("LOINC")).vocab
+    path = index_module.seed_path(vocab, default_encoder)
+    assert path.exists(), f"no seed {path.name}: run recipes/build_index_seed.py"
+    vectors = index_module.seeded_vectors(vocab, default_encoder)
+    assert vectors is not None and vectors.shape == (len(vocab.names), default_encoder.dim)
+
+
+def test_a_seed_that_does_not_fit_the_model_is_not_used(tmp_path, default_encoder, monkeypatch):
+    vocab = Vocabulary("T", "1", *([pd.DataFrame({"code": ["A", "B"], "name": ["Glucose", "Sodium"],
+                                                  "name_type": "", "lang": ""})] * 2))
+    monkeypatch.setattr(index_module, "SEEDS", tmp_path)
+    seed = default_encoder.encode(["Sodium", "Glucose"])  # the names' vectors, swapped
+    np.save(index_module.seed_path(vocab, default_encoder), seed.astype(np.float16))
+    assert index_module.seeded_vectors(vocab, default_encoder) is None
+    np.save(index_module.seed_path(vocab, default_encoder), seed[::-1].astype(np.float16))
+    index = load_or_build_index(vocab, default_encoder, tmp_path / "cache")
+    assert index.shipped and np.allclose(index.vectors, seed[::-1], atol=1e-3)

@@ -4,6 +4,12 @@ The cache folder is keyed by the model's fingerprint and the vocabulary's conten
 run against the same target re-embeds nothing, and a retrained model or a new release gets its
 own index. Names are embedded in chunks that are saved as they finish: a build that is killed
 resumes from the last finished chunk.
+
+A built-in target's vectors for the shipped default model come with the package (a seed, float16,
+codemap/data/index/, written by recipes/build_index_seed.py): the README's first run then embeds
+no target names. A seed is used only after a sample of its names, embedded by the model actually
+loaded, agrees with it (cosine ≥ SEED_AGREEMENT): another runtime, an int8 variant or a changed
+adapter embeds the names itself.
 """
 from __future__ import annotations
 
@@ -26,6 +32,9 @@ log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 1
 CHUNK_NAMES = 8192  # names per saved chunk: small enough to lose little on a kill
+SEEDS = Path(__file__).resolve().parents[1] / "data" / "index"
+SEED_SAMPLE = 32  # names re-embedded to check a seed: a fraction of a second
+SEED_AGREEMENT = 0.999  # float16 storage and ONNX vs torch differ by < 1e-3; int8 by ~1e-2
 
 
 @dataclass
@@ -37,6 +46,7 @@ class NameIndex:
     folder: Path
     cache_hit: bool
     build_seconds: float
+    shipped: bool = False  # the vectors came with the package (a seed), checked, not embedded
 
     @property
     def approximate(self) -> bool:
@@ -88,11 +98,17 @@ def load_or_build_index(vocab: Vocabulary, encoder: Encoder, cache_dir: Path, *,
     started = time.perf_counter()
     vectors = _load_cached(folder, len(vocab.names), encoder.dim)
     cache_hit = vectors is not None
+    shipped = False
+    if vectors is None:
+        vectors = seeded_vectors(vocab, encoder)
+        shipped = vectors is not None
+        if shipped:
+            _save_complete(folder, vocab, encoder, vectors)
     if vectors is None:
         vectors = _build(folder, vocab, encoder, progress)
     index = (_load_or_train_ivf(folder, vectors, index_config)
              if len(vectors) > index_config.approximate_above else build_faiss_index(vectors, index_config))
-    return NameIndex(vectors, index, folder, cache_hit, time.perf_counter() - started)
+    return NameIndex(vectors, index, folder, cache_hit, time.perf_counter() - started, shipped)
 
 
 def build_faiss_index(vectors: np.ndarray, config: IndexConfig = IndexConfig()) -> faiss.Index:
@@ -178,16 +194,46 @@ def _build(folder: Path, vocab: Vocabulary, encoder: Encoder, progress: bool) ->
             save_array(path, part)
         parts.append(part)
     vectors = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)
+    _save_complete(folder, vocab, encoder, vectors)
+    shutil.rmtree(chunks, ignore_errors=True)
+    return vectors
+
+
+def _save_complete(folder: Path, vocab: Vocabulary, encoder: Encoder, vectors: np.ndarray) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
     save_array(folder / "vectors.npy", vectors)
     manifest = {"format": INDEX_FORMAT, "vocabulary": vocab.id, "version": vocab.version,
                 "vocab_hash": vocab.content_hash, "model": encoder.info.id,
-                "variant": encoder.variant, "count": len(names), "dim": encoder.dim,
+                "variant": encoder.variant, "count": len(vectors), "dim": encoder.dim,
                 "sha256": sha256_file(folder / "vectors.npy")}
     # The manifest is written last: its presence says the vectors beside it are complete.
     with atomic_path(folder / "manifest.json") as tmp:
         tmp.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    shutil.rmtree(chunks, ignore_errors=True)
-    return vectors
+
+
+def seed_path(vocab: Vocabulary, encoder: Encoder) -> Path:
+    """Where the package keeps the vectors of (built-in target, model) when it ships them."""
+    model = encoder.info.key().replace("@", "-")
+    return SEEDS / f"{vocab.id}-{model}-{vocab.content_hash[:16]}.npy"
+
+
+def seeded_vectors(vocab: Vocabulary, encoder: Encoder) -> np.ndarray | None:
+    """The shipped vectors of this target for this model, when there are some and a sample of
+    names embedded now agrees with them; else None (the names are embedded)."""
+    path = seed_path(vocab, encoder)
+    if not path.exists():
+        return None
+    seed = np.load(path, allow_pickle=False)
+    if seed.shape != (len(vocab.names), encoder.dim):
+        return None
+    rows = np.random.default_rng(0).choice(len(seed), min(SEED_SAMPLE, len(seed)), replace=False)
+    now = encoder.encode(vocab.names["name"].iloc[rows].tolist())
+    agreement = float(np.min(np.sum(now * seed[rows].astype(np.float32), axis=1)))
+    if agreement < SEED_AGREEMENT:
+        log.info("shipped vectors of %s do not fit %s (%s; cosine %.4f): embedding its names",
+                 vocab.id, encoder.info.key(), encoder.variant, agreement)
+        return None
+    return seed.astype(np.float32)
 
 
 def load_chunk(path: Path, rows: int, dim: int) -> np.ndarray | None:

@@ -224,7 +224,8 @@ class Mapper:
             "second_stage": (f"on: top {self.second_stage.candidates} first-stage candidates "
                              f"re-read, {self.config.rank.top_k} kept"
                              if self.second_stage is not None else "off"),
-            "index_cache": "hit" if self.index.cache_hit else "built",
+            "index_cache": ("hit" if self.index.cache_hit else
+                            "shipped with codemap" if getattr(self.index, "shipped", False) else "built"),
             "index_kind": (self.index.describe() if hasattr(self.index, "describe") else
                            "approximate (IVF)" if self.index.approximate else "exact"),
             "index_folder": str(self.index.folder),
