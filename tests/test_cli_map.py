@@ -28,7 +28,9 @@ def mapped(tmp_path_factory):
 def test_cold_run_writes_review_workbook(mapped):
     cold, _, workbook, _ = mapped
     assert cold.exit_code == 0, cold.output
-    assert "index built" in cold.output and "rows read 150; mapped 149; empty text 1" in cold.output
+    # The built-in LOINC's vectors ship with codemap (codemap.embed.index, "seed"): checked, not built.
+    assert "index shipped with codemap" in cold.output
+    assert "rows read 150; mapped 149; empty text 1" in cold.output
     assert "subset" in cold.output  # the user is told the built-in LOINC is a subset
     book = openpyxl.load_workbook(workbook)
     frame = pd.DataFrame(book["candidates"].values)
@@ -47,7 +49,7 @@ def test_cold_run_writes_review_workbook(mapped):
     assert "2823-3" in top3["Potassium"]  # MIMIC's "Blood" chemistry is serum/plasma
     assert (frame.groupby("source_row")["rank"].count().max()) == 10
     run = {r[0].value: r[1].value for r in book["run"].iter_rows(min_row=2)}
-    assert run["target"] == "LOINC" and run["model"] == "default" and run["index_cache"] == "built"
+    assert run["target"] == "LOINC" and run["model"] == "default" and run["index_cache"] == "shipped with codemap"
 
 
 def test_warm_run_reuses_index_and_writes_csv(mapped):

@@ -10,8 +10,10 @@ import pandas as pd
 
 from .conftest import EXAMPLES
 
-# The real CLI in its own process, with small index chunks so a kill lands between chunks.
-CLI = ("import sys, codemap.embed.index as index; index.CHUNK_NAMES = 256; "
+# The real CLI in its own process, with small index chunks so a kill lands between chunks, and
+# without the built-in LOINC's shipped vectors, so that its index is built here.
+CLI = ("import sys, pathlib, codemap.embed.index as index; index.CHUNK_NAMES = 256; "
+       "index.SEEDS = pathlib.Path('/nonexistent'); "
        "from codemap.cli import app; sys.argv[0] = 'codemap'; app()")
 # The same, but the final rename of the workbook never comes: the kill then lands while the
 # temporary workbook exists, however slowly a loaded machine runs the test (no time window).
