@@ -74,7 +74,8 @@ def _tokenizer(encoder: Encoder):
     path = encoder.info.path / "tokenizer.json"
     if not path.exists():
         raise CodemapError(f"{encoder.info.path}: no tokenizer.json, which the two-stage index of a "
-                           f"large target needs; use --two-stage-above 0 to embed every name")
+                           f"large target needs; set --two-stage-above above the target's name count to "
+                           f"embed every name")
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_padding()
     tokenizer.no_truncation()

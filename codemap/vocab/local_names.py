@@ -8,6 +8,7 @@ this module only says what they are and which of them a vocabulary release can s
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pandas as pd
@@ -59,5 +60,13 @@ class LocalNames:
 
     def rejected_for(self, key: str) -> dict[str, tuple]:
         """{code: sites} of the concepts reviewers rejected for a source text with this key."""
-        found = self.rejected[self.rejected["key"] == key]
-        return dict(zip(found["code"], found["sites"]))
+        return self._rejected_by_key.get(key, {})
+
+    @functools.cached_property
+    def _rejected_by_key(self) -> dict[str, dict[str, tuple]]:
+        # Built once: ranking asks for every row of a list, and a table filter per row is
+        # rows × rejections.
+        by_key: dict[str, dict[str, tuple]] = {}
+        for key, code, sites in zip(self.rejected["key"], self.rejected["code"], self.rejected["sites"]):
+            by_key.setdefault(key, {})[code] = sites
+        return by_key
