@@ -41,6 +41,8 @@ def test_two_stages_rank_as_the_full_index_and_embed_only_the_pool(tmp_path):
     assert 0 < embedded < len(two.vocab.names) / 2  # four rows' pools, not the target
     again, _ = ranked(tmp_path, 0, "two")  # a second run embeds nothing it has
     assert again.index.vectors.embedded == embedded and again.index.vectors.embedded_now == 0
+    assert again.index.cache_hit  # the static stage read back, not distilled again
+    assert np.array_equal(again.index.static.embed(ROWS), two.index.static.embed(ROWS))
     assert np.allclose(again.index.vectors[np.arange(3)], full.index.vectors[:3], atol=1e-3)
 
 

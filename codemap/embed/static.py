@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import CodemapError
+from ..files import atomic_path
 from .encoder import Encoder
 from .name_cache import cached_vectors
 
@@ -51,6 +52,27 @@ class StaticEmbedder:
         weights = np.log((1 + len(names)) / (1 + df)).astype(np.float32) + 1.0
         return StaticEmbedder(tokenizer, {int(t): i for i, t in enumerate(used)},
                               projected.astype(np.float32), weights)
+
+    def save(self, path: Path) -> None:
+        """The distilled arrays (not the tokenizer, which the model folder holds), atomically:
+        a warm load of a large target must not re-tokenise its every name."""
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as handle:
+                np.savez(handle, tokens=np.fromiter(self.rows, np.int64, len(self.rows)),
+                         vectors=self.vectors, weights=self.weights)
+
+    @staticmethod
+    def load(encoder: Encoder, path: Path) -> "StaticEmbedder | None":
+        """The embedder `save` wrote, or None when the file is missing or damaged."""
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                tokens, vectors, weights = stored["tokens"], stored["vectors"], stored["weights"]
+        except (OSError, ValueError, KeyError, EOFError):
+            return None
+        if not (len(tokens) == len(vectors) == len(weights)) or vectors.ndim != 2:
+            return None
+        return StaticEmbedder(_tokenizer(encoder), {int(t): i for i, t in enumerate(tokens)},
+                              vectors.astype(np.float32), weights.astype(np.float32))
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """(texts, PCA_DIMS) float32, L2-normalised; a text of unknown tokens only is zero."""

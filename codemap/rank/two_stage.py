@@ -48,9 +48,15 @@ class TwoStageIndex:
         started = time.perf_counter()
         folder = index_folder(cache_dir, vocab, encoder) / "two-stage"
         names = vocab.names["name"].tolist()
-        static = StaticEmbedder.distill(encoder, names, cache_dir, progress)
+        # Both stages' files are derived from (vocabulary, model), which key the folder: a warm
+        # load reads them and tokenises nothing but the rows.
+        static = StaticEmbedder.load(encoder, folder / "static.npz")
         path = folder / "static.faiss"
-        cache_hit = path.exists()
+        cache_hit = static is not None and path.exists()
+        if static is None:
+            static = StaticEmbedder.distill(encoder, names, cache_dir, progress)
+            folder.mkdir(parents=True, exist_ok=True)
+            static.save(folder / "static.npz")
         if cache_hit:
             static_index = faiss.read_index(str(path))
         else:
@@ -58,7 +64,6 @@ class TwoStageIndex:
                                                       faiss.ScalarQuantizer.QT_fp16,
                                                       faiss.METRIC_INNER_PRODUCT)
             static_index.add(static.embed(names))
-            folder.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp:
                 faiss.write_index(static_index, str(tmp))
         return TwoStageIndex(LazyVectors(folder / "vectors", names, encoder), static, static_index,
