@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed")
 
 from codemap.cli import app  # noqa: E402
-from codemap.config import MapConfig, RankConfig, RayConfig  # noqa: E402
+from codemap.config import IndexConfig, MapConfig, RankConfig, RayConfig  # noqa: E402
 from codemap.errors import CodemapError  # noqa: E402
 from codemap.read import SOURCE_FILE_COLUMN  # noqa: E402
 from codemap.write.parts import MANIFEST, read_parts  # noqa: E402
@@ -194,3 +194,16 @@ def test_vocab_embed_with_ray_writes_the_index_a_local_build_loads(ray_cluster, 
     assert index.cache_hit
     local = default_encoder.encode(vocab.names["name"].tolist())
     assert np.abs(index.vectors - local).max() < 1e-4
+
+
+def test_a_large_target_is_mapped_by_ray_in_two_stages(ray_cluster, tmp_path):
+    # two_stage_above=0 makes the 150-code table "large": the driver builds the static stage, the
+    # actors embed their rows' pooled names into the one shared store, as the local engine does.
+    config = MapConfig(source=LABS, target=str(SMALL_TARGET), cache_dir=tmp_path / "cache",
+                       progress=False, index=IndexConfig(two_stage_above=0))
+    counts = map_with_ray(config, [LABS], RayConfig(workers=2, batch_rows=40), tmp_path / "out")
+    assert counts["complete"] and counts["rows"] == 150
+    run = json.loads((tmp_path / "out" / MANIFEST).read_text())["run"]
+    assert run["index_kind"].startswith("two-stage")
+    assert not list((tmp_path / "cache" / "index").glob("*/manifest.json"))  # no full index
+    assert_same_candidates(read_parts(tmp_path / "out"), map_codes(config).candidates)

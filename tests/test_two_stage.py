@@ -54,3 +54,17 @@ def test_the_run_says_which_path_ran(tmp_path):
                                       "--two-stage-above", "0"])
     assert result.exit_code == 0, result.output
     assert "large target: two-stage: static + lexical pool" in result.output
+
+
+def test_vocab_embed_builds_the_two_stages_map_then_loads(tmp_path):
+    cache = str(tmp_path / "c")
+    embed = CliRunner().invoke(app, ["vocab", "embed", str(TARGET), "--two-stage-above", "0",
+                                     "--cache-dir", cache])
+    assert embed.exit_code == 0, embed.output
+    assert "two-stage index built" in embed.output and "embeds every name" in embed.output
+    again = CliRunner().invoke(app, ["vocab", "embed", str(TARGET), "--two-stage-above", "0",
+                                     "--cache-dir", cache])
+    assert "two-stage index already cached" in again.output
+    ranking, _ = Ranking.load(str(TARGET), RankConfig(hubness=False), cache_dir=tmp_path / "c",
+                              index_config=IndexConfig(two_stage_above=0))
+    assert ranking.index.cache_hit and ranking.index.vectors.embedded == 0

@@ -13,8 +13,8 @@ from .command import progress_bars, setup_logging, user_errors
 from .options import (DECISIONS, ENGINE, INPUT, OUTPUT, RANKING, Backend, BackendChoice,
                       BatchSize, CacheDir, Device, Engine, EngineOption, EncoderWeight, Filters,
                       Langs, Model, NumGpus, RayAddress, Rerank, RerankTop, StandardOnly, Store,
-                      Target, TextCols, Workers, encoder_config, rank_config, ray_config,
-                      target_settings)
+                      Target, TextCols, TwoStageAbove, Workers, encoder_config, rank_config,
+                      ray_config, target_settings)
 
 app = typer.Typer()
 
@@ -69,10 +69,6 @@ Hubness = Annotated[bool, typer.Option(
     "--hubness/--no-hubness", rich_help_panel=RANKING,
     help="Lower the encoder score of a concept that is close to many rows of the list (CSLS): "
          "a row's candidates then depend on the list it is mapped in.")]
-TwoStageAbove = Annotated[int, typer.Option(
-    "--two-stage-above", min=0, rich_help_panel=RANKING,
-    help="Above this many target names, pool each row's candidates with a static embedding and "
-         "the lexical index, and embed only the pooled names (each once, kept); 0: always.")]
 ApproximateAbove = Annotated[int, typer.Option(
     "--approximate-above", min=0, rich_help_panel=RANKING,
     help="Use an approximate (IVF) name index above this many target names.")]

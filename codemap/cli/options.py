@@ -94,6 +94,11 @@ RerankTop = Annotated[int, typer.Option(
     "--rerank-top", min=2, max=1000, rich_help_panel=RANKING,
     help="Candidates per row the re-ranker re-orders.")]
 
+TwoStageAbove = Annotated[int, typer.Option(  # `map`, `vocab embed`
+    "--two-stage-above", min=0, rich_help_panel=RANKING,
+    help="Above this many target names, pool each row's candidates with a static embedding and "
+         "the lexical index, and embed only the pooled names (each once, kept); 0: always.")]
+
 # --- engine (`map`, `vocab embed`) ---------------------------------------------------------------
 EngineOption = Annotated[Engine, typer.Option(
     "--engine", rich_help_panel=ENGINE,

@@ -7,11 +7,11 @@ from typing import List, Optional
 
 import typer
 
-from ..config import EncoderConfig, RayConfig, VocabFilter, default_cache_dir
+from ..config import EncoderConfig, IndexConfig, RayConfig, VocabFilter, default_cache_dir
 from .command import setup_logging, user_errors
 from .options import (BatchSize, CacheDir, Device, Engine, EngineOption, Filters, Langs, Model,
-                      NumGpus, RayAddress, StandardOnly, Store, Workers, encoder_config,
-                      ray_config)
+                      NumGpus, RayAddress, StandardOnly, Store, TwoStageAbove, Workers,
+                      encoder_config, ray_config)
 
 app = typer.Typer(help="Import, list, show and remove the vocabularies codemap maps onto.",
                   no_args_is_help=True)
@@ -151,9 +151,11 @@ def vocab_embed_command(
     standard_only: StandardOnly = False,
     lang: Langs = None,
     store: Store = None,
+    two_stage_above: TwoStageAbove = IndexConfig.two_stage_above,
 ) -> None:
-    """Embed a vocabulary's names into the index cache ahead of `codemap map` (with --engine ray,
-    split into chunks over a pool of actors; an interrupted build resumes from finished chunks).
+    """Index a vocabulary ahead of `codemap map`: every name embedded (with --engine ray, in chunks
+    over a pool of actors; an interrupted build resumes from finished chunks), or above
+    --two-stage-above names its two stages, whose pooled names are embedded as lists are mapped.
 
     Example: codemap vocab embed LOINC --model default --engine ray --workers 2
     """
@@ -167,7 +169,14 @@ def vocab_embed_command(
     vocab = prepare_target(load_target(name, VocabFilter.from_options(filters, standard_only, lang),
                                        store or cache / "store")).vocab
     done = embed_vocabulary(vocab, encoder_config(model, batch_size, device), cache,
-                            ray_config(engine, ray_address, workers, num_gpus))
+                            ray_config(engine, ray_address, workers, num_gpus),
+                            IndexConfig(two_stage_above=two_stage_above))
+    if done["kind"] == "two-stage":
+        state = "already cached" if done["cache_hit"] else "built"
+        typer.echo(f"{vocab.id}: {done['names']:,} names: two-stage index {state} in "
+                   f"{done['seconds']:.1f} s → {done['folder']}; the model embeds each list's "
+                   f"pooled names as it is mapped (--two-stage-above {done['names']} embeds every name)")
+        return
     state = "already cached" if done["cache_hit"] else f"{done['embedded_by_ray']} chunks by Ray"
     typer.echo(f"{vocab.id}: {done['names']:,} names in {done['chunks']} chunks ({state}) in "
                f"{done['seconds']:.1f} s → {done['folder']}")

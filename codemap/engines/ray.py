@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from .. import __version__
-from ..config import EncoderConfig, MapConfig, RayConfig
+from ..config import EncoderConfig, IndexConfig, MapConfig, RayConfig
 from ..decide.confidence import calibration_fingerprint
 from ..decide.triage import tally
 from ..embed.encoder import Encoder
@@ -44,6 +44,8 @@ from ..embed.models import resolve_model
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
 from ..rank.hubness import reference_texts
+from ..rank.lexical import load_or_build_lexical
+from ..rank.two_stage import TwoStageIndex, two_stages
 from ..domains import prepare_target
 from ..rank.prepare import language_free_words
 from ..read.language import source_language
@@ -130,7 +132,8 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
         with ray_session(ray, ray_config):
             # the vocabulary as ranking uses it (prepared by its domain): the index a Mapper loads
             if not _index_ready(target.vocab, config.encoder, config.cache_dir):
-                embed_vocabulary(target.vocab, config.encoder, config.cache_dir, ray_config)
+                embed_vocabulary(target.vocab, config.encoder, config.cache_dir, ray_config,
+                                 config.index)
             items = [{"part": name, "source": n, "first_row": block.first_row,
                       "frame": pickle.dumps(block.frame)} for name, n, block in pending]
             templates = [replace(t, frame=t.frame.iloc[:0]) for t in tables]
@@ -169,13 +172,21 @@ def _tiers(folder: PartsFolder) -> dict:
 
 
 def embed_vocabulary(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
-                     ray_config: RayConfig | None = None) -> dict:
-    """Build the name index of (model, vocabulary) in the cache; with `ray_config` the chunks are
-    embedded by a pool of Ray actors first. Returns what was done (chunks, seconds, folder)."""
+                     ray_config: RayConfig | None = None,
+                     index_config: IndexConfig = IndexConfig()) -> dict:
+    """Index (model, vocabulary) in the cache as `codemap map` loads it. A large target gets its
+    two stages (codemap.rank.two_stage), built here: the static stage distils the tokens its names
+    use, minutes of work with nothing to spread, and the actors that map then embed the pooled
+    names. Any other gets every name embedded, with `ray_config` in chunks by a pool of Ray actors
+    first. Returns what was done (kind, chunks, seconds, folder)."""
     started = time.perf_counter()
     names = vocab.names["name"].tolist()
-    n_chunks = (len(names) + CHUNK_NAMES - 1) // CHUNK_NAMES
     local = Encoder.load(encoder, cache_dir)  # the runtime variant is part of the cache key
+    if two_stages(vocab, local, cache_dir, index_config):
+        index = TwoStageIndex.load(vocab, local, load_or_build_lexical(vocab, cache_dir), cache_dir)
+        return {"kind": "two-stage", "names": len(names), "cache_hit": index.cache_hit,
+                "seconds": time.perf_counter() - started, "folder": str(index.folder)}
+    n_chunks = (len(names) + CHUNK_NAMES - 1) // CHUNK_NAMES
     folder = index_folder(cache_dir, vocab, local)
     cached = (folder / "manifest.json").exists()
     embedded = 0
@@ -194,7 +205,7 @@ def embed_vocabulary(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
     # The normal build: loads the chunks the actors wrote (re-embedding any that do not fit) and
     # writes the vectors and the manifest, as a local build would.
     index = load_or_build_index(vocab, local, cache_dir)
-    return {"names": len(names), "chunks": n_chunks, "embedded_by_ray": embedded,
+    return {"kind": "full", "names": len(names), "chunks": n_chunks, "embedded_by_ray": embedded,
             "cache_hit": cached, "seconds": time.perf_counter() - started,
             "folder": str(index.folder)}
 

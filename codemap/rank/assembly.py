@@ -25,7 +25,7 @@ import pandas as pd
 from ..config import EncoderConfig, IndexConfig, RankConfig, VocabFilter
 from ..domains import PreparedTarget, prepare_target
 from ..embed.encoder import Encoder
-from ..embed.index import is_built, load_or_build_index
+from ..embed.index import load_or_build_index
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.normalize import source_key
 from ..vocab.local_names import LocalNames
@@ -33,7 +33,7 @@ from ..vocab.target import load_target
 from .hybrid import rank_hybrid
 from .lexical import load_or_build_lexical
 from .local_names import LocalIndex
-from .two_stage import TwoStageIndex
+from .two_stage import TwoStageIndex, two_stages
 from .prepare import language_free_words, ranking_for, second_reader, text_expander, with_readings
 
 
@@ -70,8 +70,7 @@ class Ranking:
         model = Encoder.load(encoder, cache_dir, progress=progress)
         t_model = time.perf_counter()
         lexical = None
-        if (len(prepared.vocab.names) > index_config.two_stage_above  # a large target not
-                and not is_built(cache_dir, prepared.vocab, model)):  # embedded ahead (vocab embed)
+        if two_stages(prepared.vocab, model, cache_dir, index_config):
             lexical = load_or_build_lexical(prepared.vocab, cache_dir)
             index = TwoStageIndex.load(prepared.vocab, model, lexical, cache_dir, progress)
         else:

@@ -17,7 +17,8 @@ import faiss
 import numpy as np
 
 from ..embed.encoder import Encoder
-from ..embed.index import index_folder
+from ..config import IndexConfig
+from ..embed.index import index_folder, is_built
 from ..embed.lazy_vectors import LazyVectors
 from ..embed.static import StaticEmbedder
 from ..files import atomic_path
@@ -27,6 +28,12 @@ from ..vocab.vocabulary import Vocabulary
 # so the pool, not the target, sets what a list costs (benchmarks/speed/two_stage.py: recall).
 POOL_NAMES = 100
 LEXICAL_AT_ONCE = 32  # rows whose n-gram scores against every name are held at once (128 MB at 1M names)
+
+
+def two_stages(vocab: Vocabulary, encoder: Encoder, cache_dir: Path, config: IndexConfig) -> bool:
+    """Whether `vocab` is indexed in two stages: more names than config.two_stage_above and no
+    index of every name built ahead (`codemap vocab embed --two-stage-above` above its size)."""
+    return len(vocab.names) > config.two_stage_above and not is_built(cache_dir, vocab, encoder)
 
 
 @dataclass

@@ -1,0 +1,159 @@
+"""Vocabulary scale (#44): a LOINC-size and a million-name target indexed by the default model on
+this CPU, the time and peak memory of the index, and the lab dev sets' acc@1 against them.
+
+    python benchmarks/speed/vocab_scale.py table NAMES|gold|real OUT.csv   # write a target
+    python benchmarks/speed/vocab_scale.py measure TARGET OUT.json [SET,SET…] [--full|--two-stages]
+
+`table`: the built-in LOINC codes with every name the built-in target gives them (the lab dev
+sets' gold), then real names of other LOINC codes from ../shared/data (LOINC short names, German
+long and short names, components), then variants of those other names (lower case, the bracketed
+property dropped, a method or time added) under codes of their own, until NAMES names. Variants are
+made of other codes' names only, so no distractor copies a gold name. The file's name starts with
+"loinc", so codemap treats it as a LOINC table (the lab domain), as it would a user's release.
+
+`measure`: one process, a cold cache: the target loaded and indexed (the two-stage path above
+IndexConfig.two_stage_above names; `--full` embeds every name instead, `--two-stages` takes two
+stages whatever the size), then each set ranked by the default method. `table gold` writes the gold
+codes alone, `table real` the real names alone (no variant): the full index of either fits a run.
+Writes the index seconds, the names the model embedded, acc@1 / acc@10, the
+pool's recall and the process's peak RSS. Run it on an idle machine; say if it was not.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets, usage
+
+import sets  # noqa: E402
+from usage import positional  # noqa: E402
+from codemap.config import EvalConfig, IndexConfig  # noqa: E402
+from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries  # noqa: E402
+from codemap.evaluate.metrics import gold_ranks, score_ranks  # noqa: E402
+from codemap.vocab import load_target  # noqa: E402
+
+ARGS = positional(__doc__, 2)
+os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache" / "codemap" / "models"))
+SHARED = Path(os.environ.get("CODEMAP_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "data"
+# Variants of other codes' names: round k adds a time (or none) and a method (or none), lower
+# case in alternate blocks of rounds, so 126 rounds pass before a variant repeats.
+METHODS = ["", "by immunoassay", "by automated count", "by manual count", "by test strip",
+           "by chromatography", "by electrophoresis", "by calculation", "by microscopy"]
+TIMES = ["", "24 hour", "8 hour", "post dose", "pre dose", "1 hour post challenge", "random"]
+
+
+def gold_part() -> pd.DataFrame:
+    """Every name of the built-in LOINC's codes, the first as the name, the rest as synonyms."""
+    names = load_target("LOINC").names
+    grouped = names.groupby("code", sort=False)["name"].agg(list)
+    return pd.DataFrame({"code": grouped.index, "name": [n[0] for n in grouped],
+                         "synonyms": ["|".join(n[1:]) for n in grouped]})
+
+
+def other_loinc_names(gold_codes: set[str]) -> pd.DataFrame:
+    """(code, name) of LOINC codes outside the built-in target, from ../shared/data: English short
+    names, German long and short names (names a release gives its codes; the bare components of
+    loinc-core are left out, as no release names a code by its component alone)."""
+    short = pd.read_csv(SHARED / "loinc-shortnames" / "loinc_shortnames.tsv", sep="\t", header=None,
+                        names=["code", "name"], dtype=str)
+    german = pd.read_csv(SHARED / "loinc-de-linguistic-variant" / "deDE15LinguisticVariant.csv",
+                         dtype=str, keep_default_na=False)
+    parts = [short,
+             german.rename(columns={"LOINC_NUM": "code", "LONG_COMMON_NAME": "name"})[["code", "name"]],
+             german.rename(columns={"LOINC_NUM": "code", "SHORTNAME": "name"})[["code", "name"]]]
+    out = pd.concat(parts).dropna()
+    out = out[(out["name"].str.strip() != "") & ~out["code"].isin(gold_codes)]
+    return out.drop_duplicates().reset_index(drop=True)
+
+
+def variant(name: str, k: int) -> str:
+    """Round k's variant of a name, as sites and releases write other tests of the same kind."""
+    plain = re.sub(r"\s*\[[^\]]*\]", "", name).strip() or name
+    text = " ".join(x for x in (plain, TIMES[(k // len(METHODS)) % len(TIMES)],
+                                METHODS[k % len(METHODS)]) if x)
+    lower = (k // (len(METHODS) * len(TIMES))) % 2 or text == name
+    return text.lower() if lower else text
+
+
+GOLD, REAL = -1, -2  # `table gold`, `table real`
+
+
+def write_table(size: int, out: Path) -> None:
+    gold = gold_part()
+    gold_names = len(gold) + sum(len(s.split("|")) for s in gold["synonyms"] if s)
+    others = other_loinc_names(set(gold["code"]))
+    if size == GOLD:  # the gold codes alone: the baseline every larger table extends
+        others, size = others.iloc[:0], gold_names
+    if size == REAL:  # real names only: the gold codes and the other real names, no variant
+        size = gold_names + len(others)
+    rows = [others.assign(synonyms="")]
+    left = size - gold_names - len(others)
+    k = 0
+    while left > 0:  # variants under codes of their own: V<round>-<row>
+        take = others.iloc[:left]
+        rows.append(pd.DataFrame({"code": [f"V{k}-{i}" for i in range(len(take))],
+                                  "name": [variant(n, k) for n in take["name"]],
+                                  "synonyms": ""}))
+        left -= len(take)
+        k += 1
+    table = pd.concat([gold, *rows], ignore_index=True)
+    table.to_csv(out, index=False)
+    print(f"{out}: {len(table):,} codes, about {size:,} names "
+          f"({gold_names:,} names of the built-in LOINC's codes, {len(others):,} other real LOINC names, "
+          f"{k} rounds of variants)")
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(target: Path, out: Path, names: list[str], path: str) -> None:
+    cache = Path(tempfile.mkdtemp(prefix="vocab-scale-"))  # cold: nothing indexed
+    index = {"full": IndexConfig(two_stage_above=10**9), "two-stages": IndexConfig(two_stage_above=0),
+             "default": IndexConfig()}[path]
+    results = {"target": target.name, "path": path, "sets": {}}
+    for n, name in enumerate(names):
+        gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH}[name]
+        clock = time.perf_counter()
+        g = gold_queries(EvalConfig(gold=gold, target=str(target), gold_col=gold_col,
+                                    text_cols=text_cols, progress=False, index=index,
+                                    cache_dir=cache))
+        if n == 0:  # the first set pays the index; the later ones load it warm
+            results.update(names=len(g.vocab.names), index_kind=type(g.ranking.index).__name__,
+                           index_s=round(g.ranking.timings["index"], 1),
+                           load_target_s=round(g.ranking.timings["load_target"], 1),
+                           peak_rss_after_index_mb=round(peak_rss_mb()))
+        default = eval_methods(g.base, drugs=False)[DEFAULT_METHOD[False]]
+        scores = score_ranks(gold_ranks(g.rank(default), g.gold))
+        entry = {"rows": len(g.gold), "acc1": round(scores.acc[1], 4),
+                 "acc10": round(scores.acc[10], 4), "seconds": round(time.perf_counter() - clock, 1)}
+        vectors = getattr(g.ranking.index, "vectors", None)
+        if hasattr(vectors, "embedded"):  # two stages: the pool's recall and what was embedded
+            _, hits = g.ranking.index.search(None, 10**6, texts=[r["text"] for r in g.rows])
+            codes = g.vocab.names["code"].to_numpy()
+            pooled = [set(codes[h[h >= 0]]) for h in hits]
+            entry["pool_recall"] = round(float(np.mean([bool(a & p) for a, p in zip(g.gold, pooled)])), 4)
+            entry["embedded_total"] = vectors.embedded
+        results["sets"][name] = entry
+        results["peak_rss_mb"] = round(peak_rss_mb())
+        print(name, json.dumps(entry), flush=True)
+        out.write_text(json.dumps(results, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    if ARGS[0] == "table":
+        write_table({"gold": GOLD, "real": REAL}.get(ARGS[1]) or int(ARGS[1]), Path(ARGS[2]))
+    else:
+        rest = [a for a in ARGS[3:] if not a.startswith("--")]
+        path = next((a[2:] for a in ARGS if a in ("--full", "--two-stages")), "default")
+        measure(Path(ARGS[1]), Path(ARGS[2]),
+                rest[0].split(",") if rest else ["labs_nofluid", "german_labs"], path)
