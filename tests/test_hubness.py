@@ -92,3 +92,19 @@ def test_no_hubness_without_the_switch_or_for_the_lexical_ranking(shared_cache):
     lexical = MapConfig(source=EXAMPLES / "labs.csv", target="LOINC", cache_dir=shared_cache,
                         progress=False, rank=RankConfig(method="lexical"))
     assert Mapper.load(lexical).for_list(["Sodium"]).hub is None
+
+
+def test_the_reference_rows_are_not_embedded_again_when_the_rows_are(shared_cache, monkeypatch):
+    config = MapConfig(source=EXAMPLES / "labs.csv", target="LOINC", cache_dir=shared_cache,
+                       progress=False)
+    mapper = Mapper.load(config)
+    texts = ["Sodium", "Potassium serum", "Hgb"]
+    listed = mapper.for_list(texts)
+    embedded = []
+    encode = listed.ranking.encoder.encode
+    monkeypatch.setattr(listed.ranking.encoder, "encode",
+                        lambda t, **kw: embedded.extend(t) or encode(t, **kw))
+    prepared = [listed.ranking.prepare(t) for t in texts]
+    again = listed.ranking.encode(prepared + ["Chloride"])
+    assert embedded == ["Chloride"]  # the three were embedded for the hubness already
+    assert np.allclose(again[:3], encode(prepared), atol=1e-5)

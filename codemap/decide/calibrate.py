@@ -29,7 +29,6 @@ import pandas as pd
 from .. import __version__
 from ..config import EvalConfig
 from ..errors import CodemapError
-from ..evaluate.gold import gold_queries
 from ..files import atomic_path
 from ..rank.candidates import candidate_features, threshold_at
 from .confidence import Calibrator, logistic, ranking_key
@@ -118,6 +117,8 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
 
 def dev_list(gold: EvalConfig, config: CalibrateConfig) -> DevList:
     """One gold file ranked as `codemap eval` ranks it, the missing queries' gold codes hidden."""
+    from ..evaluate.gold import gold_queries  # fitting only: `codemap map` never loads it
+
     g = gold_queries(gold)
     rank = g.base  # gold.rank with the fusion weight for the languages, as `eval` ranks
     missing = missing_queries(len(g.gold), config.missing_share, config.seed)

@@ -36,6 +36,10 @@ from .local_names import LocalIndex
 from .two_stage import TwoStageIndex, two_stages
 from .prepare import language_free_words, ranking_for, second_reader, text_expander, with_readings
 
+# Texts whose vectors a ranking keeps for the rest of the process: a list's hubness reference
+# (codemap.rank.hubness) is its distinct rows, embedded again when the rows are ranked.
+KEPT_TEXTS = 20_000
+
 
 @dataclass
 class Ranking:
@@ -51,6 +55,8 @@ class Ranking:
     timings: dict = field(default_factory=dict)
     _lexical: object | None = None
     local: LocalIndex | None = None  # approved local names (with_local_names)
+    # text → vector, shared by every settings of this ranking (same encoder); see KEPT_TEXTS
+    _kept: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, target: str, settings: RankConfig = RankConfig(), *,
@@ -136,7 +142,16 @@ class Ranking:
         return second_reader(self.target, self.settings)
 
     def encode(self, texts: list[str], desc: str = "embedding source") -> np.ndarray:
-        return self.encoder.encode(texts, progress=self.progress, desc=desc)
+        """The encoder's vectors of `texts`; a text this ranking embedded before is not embedded
+        again while KEPT_TEXTS are kept."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._kept))
+        fresh = dict(zip(missing, self.encoder.encode(missing, progress=self.progress, desc=desc)
+                         if missing else []))
+        if len(self._kept) + len(fresh) <= KEPT_TEXTS:
+            self._kept.update(fresh)
+        if not texts:
+            return np.zeros((0, self.encoder.dim), np.float32)
+        return np.stack([fresh[t] if t in fresh else self._kept[t] for t in texts])
 
     def embed(self, rows: list[dict], texts: list[str]) -> tuple[list[dict], np.ndarray]:
         """`rows` (each row's fields: text, unit, specimen…) with their text prepared and their

@@ -6,6 +6,7 @@ keyed by the vocabulary's content hash and the settings.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -14,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from ..files import atomic_path, sha256_text
+from ..terms import binary_matrix, char_wb_ngrams, smooth_idf, tfidf
 from ..vocab.vocabulary import ENCODER_ONLY_EXPANDED, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,10 @@ LEXICAL_FORMAT = 3  # 2: binary term frequency; 3: encoder-only name types left 
 # analyte and outscores its long name (MIMIC-IV labels, lexical acc@1 0.424 → 0.384 with them).
 ENCODER_ONLY_NAME_TYPES = {ENCODER_ONLY_EXPANDED}
 NGRAMS = (2, 4)  # character n-gram lengths, within word boundaries
+# Binary term frequency: a name that repeats a word ("Hemoglobin A/Hemoglobin.total") must not
+# outscore the plain name ("Hemoglobin [Mass/volume] in Blood") on a bare "Hemoglobin".
+# MIMIC-IV dev labels, hybrid: acc@1 0.514 → 0.537 (README, "Hybrid lab ranking").
+_ngrams = functools.partial(char_wb_ngrams, sizes=NGRAMS)
 
 
 def normalize_text(text: str) -> str:
@@ -38,24 +43,18 @@ def normalize_text(text: str) -> str:
 class LexicalIndex:
     """TF-IDF vectors of a vocabulary's names (row i = vocab.names row i)."""
 
-    vectorizer: TfidfVectorizer
+    vocabulary: dict[str, int]  # n-gram → column
+    idf: np.ndarray  # per column (codemap.terms.smooth_idf)
     matrix: sp.csr_matrix  # names × n-grams, rows L2-normalised
     folder: Path
 
     def embed(self, texts: list[str]) -> sp.csr_matrix:
-        return self.vectorizer.transform([normalize_text(t) for t in texts])
+        counts, _ = binary_matrix((normalize_text(t) for t in texts), _ngrams, self.vocabulary)
+        return tfidf(counts, self.idf)
 
     def similarity(self, texts: list[str]) -> np.ndarray:
         """Cosine similarity of each text to every name: a dense (texts × names) matrix."""
         return (self.embed(texts) @ self.matrix.T).toarray().astype(np.float32)
-
-
-def _vectorizer(vocabulary=None) -> TfidfVectorizer:
-    # Binary term frequency: a name that repeats a word ("Hemoglobin A/Hemoglobin.total") must not
-    # outscore the plain name ("Hemoglobin [Mass/volume] in Blood") on a bare "Hemoglobin".
-    # MIMIC-IV dev labels, hybrid: acc@1 0.514 → 0.537 (README, "Hybrid lab ranking").
-    return TfidfVectorizer(analyzer="char_wb", ngram_range=NGRAMS, binary=True,
-                           dtype=np.float32, vocabulary=vocabulary)
 
 
 def load_or_build_lexical(vocab: Vocabulary, cache_dir: Path) -> LexicalIndex:
@@ -68,24 +67,22 @@ def load_or_build_lexical(vocab: Vocabulary, cache_dir: Path) -> LexicalIndex:
     if (folder / "manifest.json").exists():
         try:
             terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
-            vectorizer = _vectorizer({t: i for i, t in enumerate(terms)})
-            vectorizer.fit(names[:1] or [""])  # sets up the analyzer; IDF restored below
-            vectorizer.idf_ = np.load(folder / "idf.npy", allow_pickle=False)
+            idf = np.load(folder / "idf.npy", allow_pickle=False)
             matrix = sp.load_npz(folder / "matrix.npz").tocsr()  # load_npz never unpickles
-            if matrix.shape == (len(names), len(terms)):
-                return LexicalIndex(vectorizer, matrix, folder)
+            if matrix.shape == (len(names), len(terms)) and len(idf) == len(terms):
+                return LexicalIndex({t: i for i, t in enumerate(terms)}, idf, matrix, folder)
         except (OSError, ValueError, KeyError, EOFError):
             pass  # a damaged cache file: rebuilt below
         log.warning("lexical cache %s does not match the vocabulary; rebuilding", folder)
-    vectorizer = _vectorizer()
-    matrix = vectorizer.fit_transform(names).tocsr()
+    counts, vocabulary = binary_matrix(names, _ngrams)
+    idf = smooth_idf(counts)
+    matrix = tfidf(counts, idf)
     folder.mkdir(parents=True, exist_ok=True)
-    terms = [t for t, _ in sorted(vectorizer.vocabulary_.items(), key=lambda item: item[1])]
     with atomic_path(folder / "terms.json") as tmp:
-        tmp.write_text(json.dumps(terms), encoding="utf-8")
+        tmp.write_text(json.dumps(list(vocabulary)), encoding="utf-8")  # numbered in this order
     with atomic_path(folder / "idf.npy") as tmp:
         with open(tmp, "wb") as handle:
-            np.save(handle, vectorizer.idf_)
+            np.save(handle, idf)
     with atomic_path(folder / "matrix.npz") as tmp:
         with open(tmp, "wb") as handle:
             sp.save_npz(handle, matrix)
@@ -94,4 +91,4 @@ def load_or_build_lexical(vocab: Vocabulary, cache_dir: Path) -> LexicalIndex:
         tmp.write_text(json.dumps({"format": LEXICAL_FORMAT, "ngrams": list(NGRAMS),
                                    "vocab_hash": vocab.content_hash, "count": len(names)}),
                        encoding="utf-8")
-    return LexicalIndex(vectorizer, matrix, folder)
+    return LexicalIndex(vocabulary, idf, matrix, folder)

@@ -24,8 +24,8 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
 
+from ..terms import binary_matrix
 from ..vocab.vocabulary import Vocabulary
 from ..vocab.vocabulary import SHORT_NAME_TYPES
 
@@ -45,12 +45,9 @@ class WordCompleter:
     """Completes cut words in texts from one vocabulary's names (see the module docstring)."""
 
     def __init__(self, names: list[str], known: set[str] = frozenset()):
-        counter = CountVectorizer(token_pattern=_WORD.pattern, lowercase=True, binary=True,
-                                  dtype=np.float32)
-        matrix = counter.fit_transform(names) if names else sp.csc_matrix((0, 0))
+        matrix, self.number = binary_matrix(names, lambda name: _WORD.findall(name.lower()))
         self.columns = sp.csc_matrix(matrix)  # names × words: which names hold each word
-        self.words = counter.get_feature_names_out().tolist() if names else []
-        self.number = {w: i for i, w in enumerate(self.words)}
+        self.words = list(self.number)  # in sorted order: _choices bisects them
         self.known = {w.lower() for w in known} | set(self.words)
         self.frequency = np.asarray(self.columns.sum(axis=0)).ravel()
         self.size = max(1, len(names))
