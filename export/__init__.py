@@ -106,7 +106,8 @@ def _check_target(out: Path) -> None:
 
 def _write_variants(convert, model, tokenizer, source: ModelInfo, folder: Path,
                     config: ExportConfig) -> dict:
-    """Write model.onnx (+ fused, int8, fp16 files); returns variant name → file name."""
+    """Write model.onnx (+ fused, int8, fp16 files), each with its weights in a `.onnx_data` file
+    beside it; returns variant name → file name."""
     from .smooth import export_smoothed
 
     fp32 = folder / "model.onnx"
@@ -127,6 +128,8 @@ def _write_variants(convert, model, tokenizer, source: ModelInfo, folder: Path,
     if config.fp16:
         convert.convert_fp16(fp32, folder / "model.fp16.onnx")
         variants["fp16"] = "model.fp16.onnx"
+    for name in variants.values():
+        convert.external_weights(folder / name)
     return variants
 
 

@@ -51,7 +51,8 @@ def test_tiny_export_matches_torch(tiny_model, tiny_export):
     fp32 = Encoder(info.__class__(**{**info.__dict__, "onnx_file": "model.onnx"})).encode(texts)
     np.testing.assert_allclose(fp32, torch_vectors, atol=1e-4)
     assert {"model.onnx", "model.int8.onnx", "tokenizer.json", "codemap.json", "parity.json",
-            "README.md"} <= {p.name for p in tiny_export.folder.iterdir()}
+            "README.md", "model.onnx_data"} <= {p.name for p in tiny_export.folder.iterdir()}
+    assert (tiny_export.folder / "model.onnx").stat().st_size < 100_000  # the graph, no weights
 
 
 @pytest.mark.parametrize("batch,length", [(1, 1), (1, 32), (300, 1), (300, 32)])

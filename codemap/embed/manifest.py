@@ -12,12 +12,14 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from ..config import default_cache_dir, model_cache_dir
 from ..errors import CodemapError
-from ..files import atomic_path, sha256_file, sha256_text
+from ..files import atomic_path, sha256_text, stamped_sha256
 
 MANIFEST = "codemap.json"
 MANIFEST_FORMAT = 1
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".onnx_data", ".pt")
+HASH_BOOK = "weight-hashes.json"  # the weights' hashes by file stamp (files.stamped_sha256)
 RANKING_KEYS = ("encoder_weights",)  # extra keys about how a model ranks, not how it embeds
 
 
@@ -50,7 +52,8 @@ class ModelInfo:
         weights = sorted(p for p in self.path.rglob("*") if p.suffix in WEIGHT_SUFFIXES)
         if not weights:
             raise CodemapError(f"{self.path}: no model weights found (*.safetensors, *.bin, *.onnx)")
-        parts = [sha256_file(p) for p in weights]
+        book = model_cache_dir(default_cache_dir()) / HASH_BOOK
+        parts = [stamped_sha256(p, book) for p in weights]
         return sha256_text(self.backend.value, self.pooling.value, str(self.max_length),
                            str(self.normalize), self.prefix, *parts)
 

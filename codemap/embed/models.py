@@ -86,7 +86,7 @@ def _download_from_hub(repo_id: str) -> Path:
 
     try:
         return Path(snapshot_download(repo_id, allow_patterns=[
-            "*.json", "*.txt", "*.safetensors", "*.model", "1_Pooling/*", "*.onnx"]))
+            "*.json", "*.txt", "*.safetensors", "*.model", "1_Pooling/*", "*.onnx", "*.onnx_data"]))
     except Exception as exc:  # the hub client raises many types: offline, 401, 404, timeouts
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CodemapError(f"could not fetch model {repo_id!r} from the Hugging Face hub ({first}); "
