@@ -4,7 +4,9 @@ second stage, codemap.rank.two_stage).
 Row i is vocab.names row i, as in a full index. The vectors live in a float16 file on disk of the
 full size (a sparse file: rows never asked for take no space on the usual file systems) beside a
 mask of the rows written; the mask is saved after the vectors, atomically, so a killed run loses
-at most the rows it was embedding.
+at most the rows it was embedding. Processes may share a store (the Ray engine's actors, once the
+driver made it): each saves the mask it knows, so a row another process wrote meanwhile may be
+embedded again, but a row is never read before it was written.
 """
 from __future__ import annotations
 
