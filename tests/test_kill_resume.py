@@ -8,13 +8,13 @@ import time
 
 import pandas as pd
 
-from .conftest import EXAMPLES
+from .conftest import DATA, EXAMPLES
 
-# The real CLI in its own process, with small index chunks so a kill lands between chunks, and
-# without the built-in LOINC's shipped vectors, so that its index is built here.
-CLI = ("import sys, pathlib, codemap.embed.index as index; index.CHUNK_NAMES = 256; "
-       "index.SEEDS = pathlib.Path('/nonexistent'); "
+# The real CLI in its own process, with small index chunks so a kill lands between chunks, on a
+# table of 150 real LOINC codes (a table has no shipped vectors: its index is built here).
+CLI = ("import sys, codemap.embed.index as index; index.CHUNK_NAMES = 16; "
        "from codemap.cli import app; sys.argv[0] = 'codemap'; app()")
+TARGET = DATA / "loinc_en_small.csv"
 # The same, but the final rename of the workbook never comes: the kill then lands while the
 # temporary workbook exists, however slowly a loaded machine runs the test (no time window).
 STALL_WORKBOOK = ("import os, time, types, codemap.files as files; rename = os.replace; "
@@ -48,7 +48,7 @@ def test_killed_runs_leave_no_output_and_resume(tmp_path, default_encoder):
     pd.concat([labs] * 8, ignore_index=True).to_csv(source, index=False)  # 1200 rows
     output = tmp_path / "labs.codemap.xlsx"
     cache = tmp_path / "cache"
-    args = [str(source), "--target", "LOINC", "-o", str(output), "--top-k", "10"]
+    args = [str(source), "--target", str(TARGET), "-o", str(output), "--top-k", "10"]
 
     # 1. Killed during the index build, once two chunks are on disk.
     build = _start(args, cache)
@@ -62,7 +62,7 @@ def test_killed_runs_leave_no_output_and_resume(tmp_path, default_encoder):
     assert _kill_when(write, lambda: any(tmp_path.glob(f".{output.name}.*.part")), timeout=600), \
         write.communicate()
     _, err = write.communicate()
-    assert f"resuming index build of LOINC: {len(before)} of" in err
+    assert f"resuming index build of loinc_en_small: {len(before)} of" in err
     assert not output.exists()
     assert list(cache.glob("index/*/manifest.json"))  # the index was finished before the write
 
