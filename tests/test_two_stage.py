@@ -68,3 +68,17 @@ def test_vocab_embed_builds_the_two_stages_map_then_loads(tmp_path):
     ranking, _ = Ranking.load(str(TARGET), RankConfig(hubness=False), cache_dir=tmp_path / "c",
                               index_config=IndexConfig(two_stage_above=0))
     assert ranking.index.cache_hit and ranking.index.vectors.embedded == 0
+
+
+def test_the_scale_bench_indexes_a_generated_target_and_pools_rows(default_encoder):
+    from codemap.rank.scale_bench import name_variant, run_scale, with_variants
+    from codemap.rank.two_stage import POOL_NAMES
+
+    base = pd.DataFrame({"code": ["1", "2"], "name": ["Glucose [Mass/volume] in Serum", "Sodium"]})
+    grown = with_variants(base, 7)
+    assert len(grown) == 7 and grown["code"].is_unique and grown["name"].is_unique
+    assert name_variant("Glucose [Mass/volume] in Serum", 1) == "Glucose in Serum by immunoassay"
+    result = run_scale(8000, ROWS)
+    assert result.names == 8000 and result.rows == len(ROWS)
+    assert 0 < result.embedded <= 2 * POOL_NAMES * len(ROWS)
+    assert result.lexical_s > 0 and result.static_s > 0 and result.peak_rss_mb > 100

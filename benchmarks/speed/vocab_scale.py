@@ -1,13 +1,14 @@
 """Vocabulary scale (#44): a LOINC-size and a million-name target indexed by the default model on
 this CPU, the time and peak memory of the index, and the lab dev sets' acc@1 against them.
 
-    python benchmarks/speed/vocab_scale.py table NAMES|gold|real OUT.csv   # write a target
+    python benchmarks/speed/vocab_scale.py table NAMES|gold|real|icd OUT.csv   # write a target
     python benchmarks/speed/vocab_scale.py measure TARGET OUT.json [SET,SET…] [--full|--two-stages]
 
 `table`: the built-in LOINC codes with every name the built-in target gives them (the lab dev
 sets' gold), then real names of other LOINC codes from ../shared/data (LOINC short names, German
-long and short names, components), then variants of those other names (lower case, the bracketed
-property dropped, a method or time added) under codes of their own, until NAMES names. Variants are
+long and short names), then variants of those other names (codemap.rank.scale_bench: a time or
+a method added, the bracketed property dropped, lower case) under codes of their own, until NAMES
+names. Variants are
 made of other codes' names only, so no distractor copies a gold name. The file's name starts with
 "loinc", so codemap treats it as a LOINC table (the lab domain), as it would a user's release.
 
@@ -15,6 +16,7 @@ made of other codes' names only, so no distractor copies a gold name. The file's
 IndexConfig.two_stage_above names; `--full` embeds every name instead, `--two-stages` takes two
 stages whatever the size), then each set ranked by the default method. `table gold` writes the gold
 codes alone, `table real` the real names alone (no variant): the full index of either fits a run.
+`table icd`: the ICD-10-CM inclusion-term set's target with every other ICD-10-CM code (72k).
 Writes the index seconds, the names the model embedded, acc@1 / acc@10, the
 pool's recall and the process's peak RSS. Run it on an idle machine; say if it was not.
 """
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import resource
 import sys
 import tempfile
@@ -39,18 +40,12 @@ from usage import positional  # noqa: E402
 from codemap.config import EvalConfig, IndexConfig  # noqa: E402
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries  # noqa: E402
 from codemap.evaluate.metrics import gold_ranks, score_ranks  # noqa: E402
+from codemap.rank.scale_bench import with_variants  # noqa: E402
 from codemap.vocab import load_target  # noqa: E402
 
 ARGS = positional(__doc__, 2)
 os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache" / "codemap" / "models"))
 SHARED = Path(os.environ.get("CODEMAP_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "data"
-# Variants of other codes' names: round k adds a time (or none) and a method (or none), lower
-# case in alternate blocks of rounds, so 126 rounds pass before a variant repeats.
-METHODS = ["", "by immunoassay", "by automated count", "by manual count", "by test strip",
-           "by chromatography", "by electrophoresis", "by calculation", "by microscopy"]
-TIMES = ["", "24 hour", "8 hour", "post dose", "pre dose", "1 hour post challenge", "random"]
-
-
 def gold_part() -> pd.DataFrame:
     """Every name of the built-in LOINC's codes, the first as the name, the rest as synonyms."""
     names = load_target("LOINC").names
@@ -75,16 +70,20 @@ def other_loinc_names(gold_codes: set[str]) -> pd.DataFrame:
     return out.drop_duplicates().reset_index(drop=True)
 
 
-def variant(name: str, k: int) -> str:
-    """Round k's variant of a name, as sites and releases write other tests of the same kind."""
-    plain = re.sub(r"\s*\[[^\]]*\]", "", name).strip() or name
-    text = " ".join(x for x in (plain, TIMES[(k // len(METHODS)) % len(TIMES)],
-                                METHODS[k % len(METHODS)]) if x)
-    lower = (k // (len(METHODS) * len(TIMES))) % 2 or text == name
-    return text.lower() if lower else text
-
-
 GOLD, REAL = -1, -2  # `table gold`, `table real`
+
+
+def write_icd_table(out: Path) -> None:
+    """The ICD-10-CM inclusion-term set's own target (11.7k codes with their titles) and every
+    other billable ICD-10-CM 2021 code with its description: the set's gold codes in a real
+    target above the two-stage threshold."""
+    own = pd.read_csv(sets.SETS["icd_inclusion"][1], dtype=str)
+    every = pd.read_csv(SHARED / "icd10cm-2021" / "icd10cm_codes_2021.csv", dtype=str)
+    every = pd.DataFrame({"code": [c if len(c) <= 3 else f"{c[:3]}.{c[3:]}" for c in every["icd10cm"]],
+                          "name": every["description"]})
+    table = pd.concat([own, every[~every["code"].isin(set(own["code"]))]], ignore_index=True)
+    table.to_csv(out, index=False)
+    print(f"{out}: {len(table):,} codes ({len(own):,} of the set's own target)")
 
 
 def write_table(size: int, out: Path) -> None:
@@ -95,21 +94,13 @@ def write_table(size: int, out: Path) -> None:
         others, size = others.iloc[:0], gold_names
     if size == REAL:  # real names only: the gold codes and the other real names, no variant
         size = gold_names + len(others)
-    rows = [others.assign(synonyms="")]
-    left = size - gold_names - len(others)
-    k = 0
-    while left > 0:  # variants under codes of their own: V<round>-<row>
-        take = others.iloc[:left]
-        rows.append(pd.DataFrame({"code": [f"V{k}-{i}" for i in range(len(take))],
-                                  "name": [variant(n, k) for n in take["name"]],
-                                  "synonyms": ""}))
-        left -= len(take)
-        k += 1
-    table = pd.concat([gold, *rows], ignore_index=True)
+    grown = with_variants(others, size - gold_names).assign(synonyms="")
+    rounds = (len(grown) - len(others) + max(1, len(others)) - 1) // max(1, len(others))
+    table = pd.concat([gold, grown], ignore_index=True)
     table.to_csv(out, index=False)
     print(f"{out}: {len(table):,} codes, about {size:,} names "
           f"({gold_names:,} names of the built-in LOINC's codes, {len(others):,} other real LOINC names, "
-          f"{k} rounds of variants)")
+          f"{rounds} rounds of variants)")
 
 
 def peak_rss_mb() -> float:
@@ -150,7 +141,9 @@ def measure(target: Path, out: Path, names: list[str], path: str) -> None:
 
 
 if __name__ == "__main__":
-    if ARGS[0] == "table":
+    if ARGS[0] == "table" and ARGS[1] == "icd":
+        write_icd_table(Path(ARGS[2]))
+    elif ARGS[0] == "table":
         write_table({"gold": GOLD, "real": REAL}.get(ARGS[1]) or int(ARGS[1]), Path(ARGS[2]))
     else:
         rest = [a for a in ARGS[3:] if not a.startswith("--")]

@@ -57,15 +57,23 @@ def bench_command(
     export: Optional[Path] = typer.Option(None, "--export",
                                           show_default="the model cache's, exported once",
                                           help="An existing export of MODEL."),
+    names: int = typer.Option(0, "--names", min=0, show_default="off",
+                              help="Instead: index a generated target of this many names (the "
+                                   "built-in LOINC's and their variants) in two stages and pool "
+                                   "the example list in it: seconds and peak memory."),
 ) -> None:
     """Time one model four ways on the same real terms (torch unsorted, torch sorted, ONNX fp32,
-    ONNX int8): terms/s, ratios, peak memory, top-1 agreement (needs the `export` extra).
+    ONNX int8): terms/s, ratios, peak memory, top-1 agreement (needs the `export` extra); with
+    --names, how long this machine takes to index a large target.
 
     Example: codemap bench --model default --terms 5000
     """
+    setup_logging(False, True)
+    if names:
+        _scale_bench(model, names)
+        return
     from ..embed.bench import BenchConfig, run_bench
 
-    setup_logging(False, True)
     rows, run = run_bench(BenchConfig(model=model, terms=terms, batch_size=batch_size,
                                       export=export))
     typer.echo(f"{run['terms']:,} terms (top-1 agreement: {run['queries']:,} queries vs "
@@ -78,3 +86,13 @@ def bench_command(
         typer.echo(f"| {r.method} | {r.terms_per_s:,.0f} | {r.vs_reference:.2f}x | "
                    f"{r.vs_sorted:.2f}x | {r.peak_rss_mb:,.0f} | {r.top1_agreement:.3f} | "
                    f"{r.top1_agreement_clear:.3f} |")
+
+
+def _scale_bench(model: str, names: int) -> None:
+    from ..rank.scale_bench import example_rows, run_scale
+
+    r = run_scale(names, example_rows(), EncoderConfig(model=model))
+    typer.echo(f"{r.names:,} names (the built-in LOINC's and their variants), model {model}: "
+               f"n-gram index {r.lexical_s:.1f} s, static stage {r.static_s:.1f} s, together "
+               f"{r.lexical_s + r.static_s:.1f} s; {r.rows} rows pooled and their {r.embedded:,} "
+               f"pooled names embedded in {r.pool_s:.1f} s; peak memory {r.peak_rss_mb:,.0f} MB")
