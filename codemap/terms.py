@@ -8,6 +8,7 @@ second of every `codemap map` run, a tenth of the warm run it has to fit in.
 from __future__ import annotations
 
 import re
+from array import array
 from typing import Callable, Iterable
 
 import numpy as np
@@ -33,17 +34,31 @@ def char_wb_ngrams(text: str, sizes: tuple[int, int]) -> list[str]:
 def binary_matrix(texts: Iterable[str], analyse: Callable[[str], list[str]],
                   vocabulary: dict[str, int] | None = None) -> tuple[sp.csr_matrix, dict[str, int]]:
     """(texts × terms matrix of 1.0 where a text holds a term, the term → column numbers). With
-    `vocabulary` its terms only; without, every term of the texts, numbered in sorted order."""
-    rows = [analyse(t) for t in texts]
-    if vocabulary is None:
-        vocabulary = {t: i for i, t in enumerate(sorted({t for row in rows for t in row}))}
-    columns = [np.unique(np.fromiter((vocabulary[t] for t in row if t in vocabulary), np.int64))
-               for row in rows]
-    lengths = np.fromiter((len(c) for c in columns), np.int64, len(columns))
-    indices = np.concatenate(columns) if columns else np.zeros(0, np.int64)
-    matrix = sp.csr_matrix((np.ones(len(indices), np.float32), indices, np.r_[0, np.cumsum(lengths)]),
-                           shape=(len(rows), len(vocabulary)))
-    return matrix, vocabulary
+    `vocabulary` its terms only; without, every term of the texts, numbered in sorted order.
+    One text's terms are held at a time (a million names hold some 60 million n-grams)."""
+    known = vocabulary if vocabulary is not None else {}
+    indices, starts = array("q"), array("q", [0])
+    for text in texts:
+        held = set()
+        for term in analyse(text):
+            column = known.get(term)
+            if column is None:
+                if vocabulary is not None:
+                    continue
+                column = known[term] = len(known)
+            held.add(column)
+        indices.extend(sorted(held))
+        starts.append(len(indices))
+    columns = np.frombuffer(indices, np.int64) if len(indices) else np.zeros(0, np.int64)
+    if vocabulary is None:  # numbered as first seen: renumbered in sorted term order
+        terms = sorted(known)
+        renumber = np.empty(len(terms), np.int64)
+        renumber[[known[t] for t in terms]] = np.arange(len(terms))
+        columns, known = renumber[columns], {t: i for i, t in enumerate(terms)}
+    matrix = sp.csr_matrix((np.ones(len(columns), np.float32), columns, np.frombuffer(starts, np.int64)),
+                           shape=(len(starts) - 1, len(known)))
+    matrix.sort_indices()
+    return matrix, known
 
 
 def tfidf(matrix: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
