@@ -128,3 +128,17 @@ def test_two_columns_with_one_name_are_warned_about(tmp_path, caplog):
         chosen = read_code_list(path, ReadOptions(text_cols=("name.1",)))
     assert chosen.texts == ["Natrium"]
     assert "using 'name.1' as the text column (--text-col 'name' for the other)" in caplog.text
+
+
+def test_a_table_read_whole_keeps_every_row_past_a_streamed_blocks_size(tmp_path, monkeypatch):
+    # A vocabulary table of a million names is some 60 MB: read whole, none of it may be dropped
+    # at the size that bounds one block of a streamed list.
+    from codemap.read import readers
+
+    monkeypatch.setattr(readers, "BLOCK_CHARS", 200)
+    path = tmp_path / "table.csv"
+    path.write_text("code,name\n" + "".join(f"{i},name number {i}\n" for i in range(500)))
+    frame = read_table(path)
+    assert len(frame) == 500 and frame["code"].iloc[-1] == "499"
+    blocks = list(readers._iter_delimited(path, None, 1000))
+    assert len(blocks) > 1 and sum(map(len, blocks)) == 500  # a stream still comes in blocks

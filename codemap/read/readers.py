@@ -185,7 +185,8 @@ class _Records:
         self.row = 2 if header else 1  # spreadsheet row of the next record
 
     def _block(self, rows: int | None) -> list[list[str]]:
-        """Up to `rows` (None: all) non-blank records, or about BLOCK_CHARS characters of them."""
+        """Up to `rows` non-blank records or about BLOCK_CHARS characters of them (a block of a
+        streamed read); every record when `rows` is None (a read whole)."""
         found, chars = [], 0
         try:
             with _field_limit(self.limits.cell_chars):
@@ -193,7 +194,7 @@ class _Records:
                     if record:
                         found.append(record)
                         chars += sum(map(len, record))
-                        if (rows is not None and len(found) >= rows) or chars >= BLOCK_CHARS:
+                        if rows is not None and (len(found) >= rows or chars >= BLOCK_CHARS):
                             break
         except csv.Error as exc:
             if "field larger than field limit" in str(exc):
