@@ -77,8 +77,44 @@ def _check_header(path: Path, columns) -> None:
     _check_duplicate_headers(path, columns)
 
 
+def read_sheets(path: str | Path, sheets: list[str],
+                limits: InputLimits = InputLimits()) -> dict[str, pd.DataFrame]:
+    """Several sheets of one workbook, its bounds checked once (a review workbook's candidates
+    and run sheets: each check unpacks the whole file). The first sheet named must be there and
+    readable; a later one that is missing or unreadable is left out."""
+    path = _existing(path)
+    if path.suffix.lower() not in WORKBOOK_SUFFIXES:  # a text table is one sheet: the first named
+        return {sheets[0]: read_table(path, limits=limits)}
+    names = _workbook_sheets(path, limits)
+    if sheets[0] not in names:
+        raise CodemapError(f"{path}: no sheet named {sheets[0]!r} (sheets: {name_list(names)})")
+    out = {}
+    for number, sheet in enumerate(sheets):
+        try:
+            frame = _read_sheet(path, sheet, limits)
+        except CodemapError:
+            if number == 0:
+                raise
+            continue
+        frame.columns = [str(c).strip() for c in frame.columns]
+        _check_header(path, frame.columns)
+        out[sheet] = frame
+    return out
+
+
 def _read_workbook(path: Path, sheet: str | None, limits: InputLimits,
                    header: bool = True) -> pd.DataFrame:
+    names = _workbook_sheets(path, limits)
+    if sheet is None:
+        sheet = names[0]
+    elif sheet not in names:
+        raise CodemapError(f"{path}: no sheet named {sheet!r} (sheets: {name_list(names)}); "
+                           f"use --sheet")
+    return _read_sheet(path, sheet, limits, header)
+
+
+def _workbook_sheets(path: Path, limits: InputLimits) -> list[str]:
+    """The workbook's sheet names, once it passed its bounds (check_workbook)."""
     from python_calamine import CalamineWorkbook  # imported here: only workbook inputs need it
 
     if path.suffix.lower() in {".xlsx", ".xlsm"}:
@@ -94,11 +130,10 @@ def _read_workbook(path: Path, sheet: str | None, limits: InputLimits,
     names = workbook.sheet_names
     if not names:
         raise CodemapError(f"{path}: the workbook has no sheets")
-    if sheet is None:
-        sheet = names[0]
-    elif sheet not in names:
-        raise CodemapError(f"{path}: no sheet named {sheet!r} (sheets: {name_list(names)}); "
-                           f"use --sheet")
+    return names
+
+
+def _read_sheet(path: Path, sheet: str, limits: InputLimits, header: bool = True) -> pd.DataFrame:
     try:
         frame = pd.read_excel(path, sheet_name=sheet, engine="calamine", dtype=str,
                               keep_default_na=False, na_filter=False,

@@ -18,7 +18,7 @@ from ..config import ApplyConfig
 from ..decide.triage import AUTO_ACCEPT_BY
 from ..errors import CodemapError
 from ..files import atomic_path
-from ..read.readers import read_table
+from ..read.readers import read_sheets
 from ..vocab.target import load_target
 from ..vocab.vocabulary import Vocabulary
 from ..write.writers import DECISIONS, EQUIVALENCES, write_mappings
@@ -53,16 +53,15 @@ def read_reviewed_workbook(path: Path) -> tuple[pd.DataFrame, dict]:
 
     Raises CodemapError when the file is not a codemap review workbook.
     """
-    frame = read_table(path, sheet=CANDIDATE_SHEET)
+    sheets = read_sheets(path, [CANDIDATE_SHEET, RUN_SHEET])
+    frame = sheets[CANDIDATE_SHEET]
     missing = [c for c in _REQUIRED if c not in frame.columns]
     if missing:
         raise CodemapError(f"{path}: sheet {CANDIDATE_SHEET!r} has no column {missing[0]!r}; is this a "
                            f"workbook written by `codemap map`?")
-    try:
-        run_sheet = read_table(path, sheet=RUN_SHEET)
-        run = dict(zip(run_sheet["setting"], run_sheet["value"]))
-    except (CodemapError, KeyError):
-        run = {}
+    run_sheet = sheets.get(RUN_SHEET)
+    run = ({} if run_sheet is None or not {"setting", "value"} <= set(run_sheet.columns)
+           else dict(zip(run_sheet["setting"], run_sheet["value"])))
     frame = frame.copy()
     for column in ("decision", "equivalence", "reviewer", "comment", "source_row", "source_text",
                    "target_name", "score", "rank"):
