@@ -35,9 +35,10 @@ def binary_matrix(texts: Iterable[str], analyse: Callable[[str], list[str]],
                   vocabulary: dict[str, int] | None = None) -> tuple[sp.csr_matrix, dict[str, int]]:
     """(texts × terms matrix of 1.0 where a text holds a term, the term → column numbers). With
     `vocabulary` its terms only; without, every term of the texts, numbered in sorted order.
-    One text's terms are held at a time (a million names hold some 60 million n-grams)."""
+    One text's terms are held at a time, and columns as 32-bit numbers: a million names hold
+    some 85 million n-grams."""
     known = vocabulary if vocabulary is not None else {}
-    indices, starts = array("q"), array("q", [0])
+    indices, starts = array("i"), array("q", [0])
     for text in texts:
         held = set()
         for term in analyse(text):
@@ -49,23 +50,33 @@ def binary_matrix(texts: Iterable[str], analyse: Callable[[str], list[str]],
             held.add(column)
         indices.extend(sorted(held))
         starts.append(len(indices))
-    columns = np.frombuffer(indices, np.int64) if len(indices) else np.zeros(0, np.int64)
+    columns = np.frombuffer(indices, np.int32) if len(indices) else np.zeros(0, np.int32)
     if vocabulary is None:  # numbered as first seen: renumbered in sorted term order
         terms = sorted(known)
-        renumber = np.empty(len(terms), np.int64)
-        renumber[[known[t] for t in terms]] = np.arange(len(terms))
+        renumber = np.empty(len(terms), np.int32)
+        renumber[[known[t] for t in terms]] = np.arange(len(terms), dtype=np.int32)
         columns, known = renumber[columns], {t: i for i, t in enumerate(terms)}
-    matrix = sp.csr_matrix((np.ones(len(columns), np.float32), columns, np.frombuffer(starts, np.int64)),
+        del indices
+    rows = np.frombuffer(starts, np.int64)
+    if rows[-1] < np.iinfo(np.int32).max:  # one index type for both, or scipy copies to the wider
+        rows = rows.astype(np.int32)
+    else:
+        columns = columns.astype(np.int64)
+    matrix = sp.csr_matrix((np.ones(len(columns), np.float32), columns, rows),
                            shape=(len(starts) - 1, len(known)))
     matrix.sort_indices()
     return matrix, known
 
 
 def tfidf(matrix: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
-    """Rows weighted by `idf`, L2-normalised (a row of no term stays zero)."""
-    weighted = sp.csr_matrix(matrix.multiply(idf[np.newaxis, :]), dtype=np.float32)
-    norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
-    return sp.csr_matrix(sp.diags(1 / np.maximum(norms, 1e-12)) @ weighted, dtype=np.float32)
+    """Rows weighted by `idf`, L2-normalised (a row of no term stays zero). One new array of
+    weights, the structure shared with `matrix`: no copies of a million names' n-grams."""
+    weights = idf.astype(np.float32)[matrix.indices] * matrix.data
+    squares = sp.csr_matrix((weights * weights, matrix.indices, matrix.indptr), shape=matrix.shape)
+    norms = np.sqrt(np.asarray(squares.sum(axis=1), dtype=np.float32).ravel())
+    del squares
+    weights /= np.repeat(np.maximum(norms, 1e-12), np.diff(matrix.indptr))
+    return sp.csr_matrix((weights, matrix.indices, matrix.indptr), shape=matrix.shape)
 
 
 def smooth_idf(matrix: sp.csr_matrix) -> np.ndarray:
