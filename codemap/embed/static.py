@@ -40,7 +40,9 @@ class StaticEmbedder:
     def distill(encoder: Encoder, names: list[str], cache_dir: Path,
                 progress: bool = False) -> "StaticEmbedder":
         tokenizer = _tokenizer(encoder)
-        ids = _token_ids(tokenizer, names)
+        # In batches: an Encoding keeps its tokens, offsets and masks (gigabytes at a million names)
+        ids = [row for start in range(0, len(names), TOKENIZE_AT_ONCE)
+               for row in _token_ids(tokenizer, names[start:start + TOKENIZE_AT_ONCE])]
         used, df = np.unique(np.concatenate(ids) if ids else np.zeros(0, np.int64), return_counts=True)
         texts = [_token_text(tokenizer.id_to_token(int(t))) for t in used]
         full = cached_vectors(encoder, texts, cache_dir, "distilling the static first stage")
