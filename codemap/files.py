@@ -4,10 +4,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import secrets
+import shutil
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
+
+try:  # POSIX; elsewhere builds are not serialised, and the atomic renames alone keep caches whole
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @contextlib.contextmanager
@@ -52,6 +62,55 @@ def _create_beside(target: Path, create) -> Path:
             continue
         return candidate
     raise FileExistsError(f"no unused temporary name beside {target}")
+
+
+@contextlib.contextmanager
+def locked(target: str | os.PathLike, doing: str) -> Iterator[None]:
+    """Hold the lock of `target` (a file `.NAME.lock` beside it) for the block: one process at a
+    time builds a cache entry that several may ask for at once (parallel `codemap map` runs on one
+    cache). A process that must wait says so once (`doing`: what the holder is doing, "exporting
+    the model"). The kernel drops the lock when its holder dies, so a killed build never blocks
+    the next; the lock file itself stays (deleting it would let two processes hold two locks)."""
+    target = Path(target)
+    if fcntl is None:
+        yield
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(target.parent / f".{target.name}.lock", "a+b")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("waiting for another codemap process that is %s (%s)", doing, target)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        handle.close()  # releases the lock
+
+
+def build_once(target: str | os.PathLike, cached: Callable[[], T | None], build: Callable[[], T],
+               doing: str) -> T:
+    """`cached()` when it finds the entry complete, else `build()` under the lock of `target`.
+    Asked again once the lock is held: a process that waited for another's build uses that build
+    instead of doing the same long work again."""
+    found = cached()
+    if found is not None:
+        return found
+    with locked(target, doing):
+        found = cached()
+        return found if found is not None else build()
+
+
+def publish_dir(tmp: Path, target: Path) -> None:
+    """Rename the finished folder `tmp` onto `target`. When a complete `target` is already there
+    (another process published first, outside any lock), that one is kept and `tmp` removed: both
+    were built from the same inputs."""
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        if not target.is_dir():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def remove_stale_temps(path: str | os.PathLike) -> list[Path]:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..config import RankConfig
 from ..errors import CodemapError
-from ..files import atomic_path, sha256_text
+from ..files import atomic_path, build_once, sha256_text
 from ..rank.learned import (FitConfig, Queries, Target, feature_matrix, feature_names,
                             fit_ranking, labelled, reorder)
 from ..rank.pseudo_queries import GENERATION
@@ -192,10 +192,16 @@ def load_or_fit(target: Target, scorers, rank: RankConfig, config: FitConfig = F
     if target.cache_dir is None:
         raise CodemapError("a learned ranker needs a cache folder (--cache-dir)")
     folder = ranker_folder(target, scorers, rank, config, excluded)
-    cached = LearnedRanker.load(folder)
-    if cached is not None and cached.features == feature_names(scorers):
-        return cached
-    log.info("fitting the learned ranker for %s (%d names)", target.vocab.id, len(target.vocab.names))
-    ranker = fit(target, scorers, rank, config, excluded=excluded)
-    ranker.save(folder)
-    return ranker
+
+    def cached() -> LearnedRanker | None:
+        found = LearnedRanker.load(folder)
+        return found if found is not None and found.features == feature_names(scorers) else None
+
+    def build() -> LearnedRanker:
+        log.info("fitting the learned ranker for %s (%d names)", target.vocab.id,
+                 len(target.vocab.names))
+        ranker = fit(target, scorers, rank, config, excluded=excluded)
+        ranker.save(folder)
+        return ranker
+
+    return build_once(folder, cached, build, f"fitting the learned ranker of {target.vocab.id}")

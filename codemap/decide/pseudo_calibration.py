@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..config import RankConfig
 from ..errors import CodemapError
-from ..files import sha256_text
+from ..files import build_once, sha256_text
 from ..rank.hubness import embedded_hubness
 from ..rank.hybrid import rank_hybrid
 from ..rank.learned import Target, labelled, pseudo_batch
@@ -49,15 +49,21 @@ def pseudo_calibrator(target: Target, scorers, rank: RankConfig, readings, domai
     and cached. `readings` (a codemap.rank.assembly.Ranking) prepares texts and reads them a second
     time as the run does its rows."""
     path = _cache_file(target, ranking, rank.top_k)
-    if path.is_file():
-        try:
-            return Calibrator.load(path)
-        except CodemapError:  # a stale or damaged cache file is refitted, never fatal
-            log.info("refitting the pseudo-query calibration (%s unreadable)", path)
-    calibrator = fit_pseudo_calibrator(target, scorers, rank, readings, domain, ranking)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    calibrator.save(path)
-    return calibrator
+
+    def cached() -> Calibrator | None:
+        if path.is_file():
+            try:
+                return Calibrator.load(path)
+            except CodemapError:  # a stale or damaged cache file is refitted, never fatal
+                log.info("refitting the pseudo-query calibration (%s unreadable)", path)
+        return None
+
+    def fit() -> Calibrator:
+        calibrator = fit_pseudo_calibrator(target, scorers, rank, readings, domain, ranking)
+        calibrator.save(path)
+        return calibrator
+
+    return build_once(path, cached, fit, f"fitting the confidence of {target.vocab.id}")
 
 
 def fit_pseudo_calibrator(target: Target, scorers, rank: RankConfig, readings, domain: str,

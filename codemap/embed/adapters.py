@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CodemapError
-from ..files import sha256_file, sha256_text, temp_dir_beside
+from ..files import build_once, publish_dir, sha256_file, sha256_text, temp_dir_beside
 
 ADAPTER_FILE = "adapter.safetensors"
 MANIFEST = "codemap.json"
@@ -77,13 +77,17 @@ def materialise(folder: Path, base_folder: Path, models: Path) -> Path:
     """The merged model of the adapter in `folder` on the base in `base_folder`, built once into
     the model cache `models/<name>-<hash>/` (atomically) and reused after that. The hash covers
     the adapter and its manifest, whose settings (the fusion weights) travel into the merged one."""
-    from safetensors.numpy import load_file, save_file
-
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     digest = sha256_text(sha256_file(folder / ADAPTER_FILE), sha256_file(folder / MANIFEST))[:12]
     target = Path(models) / f"{folder.name}-{digest}"
-    if (target / MANIFEST).exists():
-        return target
+    return build_once(target, lambda: target if (target / MANIFEST).exists() else None,
+                      lambda: _merge_into(target, folder, base_folder, manifest),
+                      f"merging the {folder.name} adapter")
+
+
+def _merge_into(target: Path, folder: Path, base_folder: Path, manifest: dict) -> Path:
+    from safetensors.numpy import load_file, save_file
+
     tmp = temp_dir_beside(target)
     try:
         for item in base_folder.iterdir():  # config, tokenizer and the like, not the weights
@@ -102,7 +106,9 @@ def materialise(folder: Path, base_folder: Path, models: Path) -> Path:
                              "trained": manifest.get("trained", {}),
                              "encoder_weights": manifest.get("encoder_weights", {})}
         (tmp / MANIFEST).write_text(json.dumps(settings, indent=1), encoding="utf-8")
-        tmp.rename(target)
+        if target.exists() and not (target / MANIFEST).exists():
+            shutil.rmtree(target)  # a folder without its manifest: a merge killed by an older codemap
+        publish_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -24,7 +24,7 @@ import faiss
 import numpy as np
 
 from ..config import IndexConfig
-from ..files import atomic_path, sha256_file, sha256_text
+from ..files import atomic_path, build_once, locked, sha256_file, sha256_text
 from ..vocab.vocabulary import Vocabulary
 from .encoder import Encoder
 
@@ -97,15 +97,20 @@ def load_or_build_index(vocab: Vocabulary, encoder: Encoder, cache_dir: Path, *,
     folder = index_folder(cache_dir, vocab, encoder)
     started = time.perf_counter()
     vectors = _load_cached(folder, len(vocab.names), encoder.dim)
-    cache_hit = vectors is not None
-    shipped = False
+    cache_hit, shipped = vectors is not None, False
     if vectors is None:
-        vectors = seeded_vectors(vocab, encoder)
-        shipped = vectors is not None
-        if shipped:
-            _save_complete(folder, vocab, encoder, vectors)
-    if vectors is None:
-        vectors = _build(folder, vocab, encoder, progress)
+        with locked(folder, f"embedding the names of {vocab.id}"):
+            # Asked again under the lock: a process that waited uses the build it waited for.
+            vectors = _load_cached(folder, len(vocab.names), encoder.dim)
+            cache_hit = vectors is not None
+            if vectors is None:
+                (folder / "manifest.json").unlink(missing_ok=True)  # stale: rebuilt below
+                vectors = seeded_vectors(vocab, encoder)
+                shipped = vectors is not None
+                if shipped:
+                    _save_complete(folder, vocab, encoder, vectors)
+                else:
+                    vectors = _build(folder, vocab, encoder, progress)
     index = (_load_or_train_ivf(folder, vectors, index_config)
              if len(vectors) > index_config.approximate_above else build_faiss_index(vectors, index_config))
     return NameIndex(vectors, index, folder, cache_hit, time.perf_counter() - started, shipped)
@@ -144,17 +149,24 @@ def _load_or_train_ivf(folder: Path, vectors: np.ndarray, config: IndexConfig) -
     minutes at a million names, loading it seconds. Checked against its sha256 like the vectors."""
     path = folder / f"ivf-{int(4 * np.sqrt(len(vectors)))}{'-fp16' if config.float16 else ''}.faiss"
     checksum = path.with_suffix(".sha256")
-    if path.exists() and checksum.exists() and checksum.read_text().strip() == sha256_file(path):
-        index = faiss.read_index(str(path))  # FAISS's own format: no pickle
-        if index.ntotal == len(vectors):
-            index.nprobe = config.nprobe
-            return index
-    index = build_faiss_index(vectors, config)
-    with atomic_path(path) as tmp:
-        faiss.write_index(index, str(tmp))
-    with atomic_path(checksum) as tmp:
-        tmp.write_text(sha256_file(path))
-    return index
+
+    def cached() -> faiss.Index | None:
+        if path.exists() and checksum.exists() and checksum.read_text().strip() == sha256_file(path):
+            index = faiss.read_index(str(path))  # FAISS's own format: no pickle
+            if index.ntotal == len(vectors):
+                index.nprobe = config.nprobe
+                return index
+        return None
+
+    def build() -> faiss.Index:
+        index = build_faiss_index(vectors, config)
+        with atomic_path(path) as tmp:
+            faiss.write_index(index, str(tmp))
+        with atomic_path(checksum) as tmp:
+            tmp.write_text(sha256_file(path))
+        return index
+
+    return build_once(path, cached, build, "training the approximate index")
 
 
 def _load_cached(folder: Path, n_names: int, dim: int) -> np.ndarray | None:
@@ -170,7 +182,6 @@ def _load_cached(folder: Path, n_names: int, dim: int) -> np.ndarray | None:
             or manifest.get("dim") != dim or not vectors_path.exists()
             or sha256_file(vectors_path) != manifest.get("sha256")):
         log.warning("index cache %s does not match its manifest; rebuilding", folder)
-        shutil.rmtree(folder, ignore_errors=True)
         return None
     return np.load(vectors_path, allow_pickle=False)
 

@@ -5,8 +5,10 @@ Row i is vocab.names row i, as in a full index. The vectors live in a float16 fi
 full size (a sparse file: rows never asked for take no space on the usual file systems) beside a
 mask of the rows written; the mask is saved after the vectors, atomically, so a killed run loses
 at most the rows it was embedding. Processes may share a store (the Ray engine's actors, once the
-driver made it): each saves the mask it knows, so a row another process wrote meanwhile may be
-embedded again, but a row is never read before it was written.
+driver made it, parallel `codemap map` runs): the store is made under a lock, and each process
+adds its rows to the mask on disk under the same lock, so no row is lost from the mask and a
+row is never read before it was written (a row another process wrote meanwhile may be embedded
+again, with the same result).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_path
+from ..files import atomic_path, locked
 from .encoder import Encoder
 
 FORMAT = 1
@@ -28,16 +30,25 @@ class LazyVectors:
         self.folder, self.names, self.encoder = Path(folder), names, encoder
         self.folder.mkdir(parents=True, exist_ok=True)
         self.shape = (len(names), encoder.dim)
-        path, mask = self.folder / "vectors.f16", self.folder / "done.npy"
+        path, self.mask = self.folder / "vectors.f16", self.folder / "done.npy"
         meta = self.folder / "lazy.json"
-        fits = (meta.exists() and path.exists() and mask.exists()
-                and json.loads(meta.read_text()) == self._meta())
-        self.store = np.memmap(path, np.float16, "r+" if fits else "w+", shape=self.shape)
-        self.done = np.load(mask, allow_pickle=False) if fits else np.zeros(len(names), bool)
-        if not fits:
-            with atomic_path(meta) as tmp:
-                tmp.write_text(json.dumps(self._meta()))
+        with locked(self.mask, "writing name vectors"):
+            fits = (meta.exists() and path.exists() and self.mask.exists()
+                    and json.loads(meta.read_text()) == self._meta())
+            if not fits:  # a new store: the meta file last, so a killed start is made again
+                meta.unlink(missing_ok=True)
+                self._save_mask(np.zeros(len(names), bool))
+                np.memmap(path, np.float16, "w+", shape=self.shape).flush()
+                with atomic_path(meta) as tmp:
+                    tmp.write_text(json.dumps(self._meta()))
+            self.done = np.load(self.mask, allow_pickle=False)
+        self.store = np.memmap(path, np.float16, "r+", shape=self.shape)
         self.embedded_now = 0  # rows this process embedded
+
+    def _save_mask(self, done: np.ndarray) -> None:
+        with atomic_path(self.mask) as tmp:
+            with open(tmp, "wb") as handle:
+                np.save(handle, done)
 
     def _meta(self) -> dict:
         return {"format": FORMAT, "count": self.shape[0], "dim": self.shape[1]}
@@ -55,9 +66,9 @@ class LazyVectors:
         if len(missing):
             self.store[missing] = self.encoder.encode([self.names[i] for i in missing])
             self.store.flush()
-            self.done[missing] = True
-            with atomic_path(self.folder / "done.npy") as tmp:
-                with open(tmp, "wb") as handle:
-                    np.save(handle, self.done)
+            with locked(self.mask, "writing name vectors"):  # the rows others added are kept
+                self.done = np.load(self.mask, allow_pickle=False) | self.done
+                self.done[missing] = True
+                self._save_mask(self.done)
             self.embedded_now += len(missing)
         return np.asarray(self.store[rows], dtype=np.float32)

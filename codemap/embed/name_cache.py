@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_path, sha256_text
+from ..files import atomic_path, locked, sha256_text
 from .encoder import Encoder
 
 log = logging.getLogger(__name__)
@@ -31,8 +31,11 @@ def cached_vectors(encoder: Encoder, texts: list[str], cache_dir: Path,
     missing = sorted({k: t for k, t in zip(keys, texts) if k not in known}.items())
     if missing:
         vectors = encoder.encode([t for _, t in missing], desc=desc)
-        known.update({k: v for (k, _), v in zip(missing, vectors)})
-        _save(path, known)
+        with locked(path, "adding to the name vector cache"):
+            # What other processes added meanwhile is kept: the file is read again under the lock.
+            known = {**_load(path, encoder.dim), **known,
+                     **{k: v for (k, _), v in zip(missing, vectors)}}
+            _save(path, known)
     return np.stack([known[k] for k in keys]).astype(np.float32)
 
 

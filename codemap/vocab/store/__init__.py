@@ -25,7 +25,7 @@ import pandas as pd
 from ...config import VocabFilter, default_cache_dir
 from ...read.bounds import name_list
 from ...errors import CodemapError
-from ...files import atomic_path, sha256_file, sha256_text
+from ...files import atomic_path, locked, sha256_file, sha256_text
 from ..vocabulary import Vocabulary
 from .importers import IMPORTERS, ImportOptions, ImportResult
 
@@ -147,7 +147,8 @@ class VocabStore:
                                f"'_', '-' or '.' (set one with --name)")
         existing = self.find(name)
         target = existing if existing is not None else self.folder / f"{name}{SUFFIX}"
-        with atomic_path(target) as tmp:
+        # Two imports of one name run one after the other; readers keep the file they opened.
+        with locked(target, f"importing {name}"), atomic_path(target) as tmp:
             tmp.unlink()  # DuckDB must create the file itself
             with _connect(tmp) as con:
                 con.execute(f"SET memory_limit = '{IMPORT_MEMORY_LIMIT}'")
