@@ -74,6 +74,9 @@ class InputLimits:
 
     columns: int = 1_024  # columns of a table (a code list has a handful)
     cell_chars: int = 10_000  # characters in one cell (a long procedure name has a few hundred)
+    # lines one quoted cell of a text list may span: a code list's names hold no line breaks, a
+    # comment a few; more is a quote that an export cut and that swallows the rows after it
+    cell_lines: int = 10
     rows: int = 1_048_576  # rows of one workbook sheet (Excel's own limit); text lists stream
     cells: int = 20_000_000  # cells of a sheet's used range (rows x columns of the rectangle)
     unpacked_mb: int = 256  # a workbook's zip parts, unpacked (xlsx, ods)
@@ -234,6 +237,7 @@ class MapConfig:
     # it lowered drug strings' confidence AUROC and acc@1 on seen concepts
     # (benchmarks/results/site-rounds/RULE.md); off, the memory only pre-fills.
     local_names: bool = False
+    site: str | None = None  # whose decisions the memory pre-fills (review.memory.memory_site)
     source_lang: str | None = None  # ISO 639-1 language of the source texts; detected when None
     rerank: Path | None = None  # cross-encoder re-ranker folder (codemap.rank.rerank); None: off
     # The shipped second stage (codemap.rerank) re-orders the candidates and gives the confidence

@@ -105,6 +105,11 @@ Memory = Annotated[Optional[Path], typer.Option(
     "--memory", rich_help_panel=DECISIONS,
     help="Mapping memory (.db), written by `codemap apply --memory`: pre-fill sources reviewed "
          "before.")]
+SiteOption = Annotated[Optional[str], typer.Option(
+    "--site", rich_help_panel=DECISIONS,
+    show_default="the memory's only site, else the list's file name before its first dot",
+    help="With --memory: the site whose earlier decisions pre-fill the workbook (as `apply "
+         "--site` stored them); other sites' differing decisions are noted, never filled.")]
 LocalNamesOption = Annotated[bool, typer.Option(
     "--local-names/--no-local-names", rich_help_panel=DECISIONS,
     help="With --memory: also rank with the texts approved at any site as names of their "
@@ -166,8 +171,8 @@ def map_command(
     second_stage: SecondStageOption = MapConfig.second_stage,
     calibration: Calibration = None, auto_accept: AutoAccept = None,
     no_match_below: NoMatchBelow = None, broader_below: BroaderBelow = MapConfig.broader_below,
-    memory: Memory = None, local_names: LocalNamesOption = MapConfig.local_names,
-    llm_url: LlmUrl = None, llm_model: LlmModel = "local",
+    memory: Memory = None, site: SiteOption = None,
+    local_names: LocalNamesOption = MapConfig.local_names, llm_url: LlmUrl = None, llm_model: LlmModel = "local",
     # output
     output: Output = None, block_rows: BlockRows = BLOCK_ROWS, force: Force = False,
     quiet: Quiet = False, verbose: Verbose = False,
@@ -203,7 +208,7 @@ def map_command(
                    expand_abbreviations, complete_words, hubness, rerank, rerank_top,
                    approximate_above, nprobe, fp16_index, two_stage_above),
         **_decisions(second_stage, calibration, auto_accept, no_match_below, broader_below,
-                     memory, local_names, llm_url, llm_model))
+                     memory, site, local_names, llm_url, llm_model))
     result, written = map_sources(config, sources, output,
                                   ray_config(engine, ray_address, workers, num_gpus, batch_rows),
                                   block_rows, force)
@@ -241,11 +246,11 @@ def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: boo
 
 def _decisions(second_stage: bool, calibration: Path | None, auto_accept: float | None,
                no_match_below: float | None, broader_below: float, memory: Path | None,
-               local_names: bool, llm_url: str | None, llm_model: str) -> dict:
+               site: str | None, local_names: bool, llm_url: str | None, llm_model: str) -> dict:
     """The Decisions panel: MapConfig's confidence, triage, memory and LLM settings."""
     from ..decide.llm_select import LLMConfig  # at run time, as the library is (see above)
 
     return {"second_stage": second_stage, "calibration": calibration, "auto_accept": auto_accept,
             "no_match_below": no_match_below, "broader_below": broader_below, "memory": memory,
-            "local_names": local_names,
+            "site": site, "local_names": local_names,
             "llm": None if llm_url is None else LLMConfig(url=llm_url, model=llm_model)}

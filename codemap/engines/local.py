@@ -153,7 +153,8 @@ class Mapper:
             candidates["source_text"], candidates["explanation"],
             both_readings(self.ranking.prepare, self.ranking.reader))
         if self.config.memory is not None:
-            candidates, _ = prefill(candidates, self.vocab, self.config.memory)
+            candidates, _ = prefill(candidates, self.vocab, self.config.memory,
+                                    self.config.site, source.path)
         # Confidence, uphill proposals and suggestions need only each row's own candidates, so
         # they are made here, per block, and kept in the block parts.
         if self.calibrator is not None:

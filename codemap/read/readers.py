@@ -184,7 +184,8 @@ def _iter_delimited(path: Path, encoding: str | None, block_rows: int | None,
         empty = not head.strip() and not handle.read(1)
     if empty:
         raise CodemapError(f"{path}: the file is empty")
-    if b"\x00" in head:
+    encoding = encoding or _bom_encoding(head)
+    if b"\x00" in head and not (encoding or "").lower().startswith("utf-16"):
         raise CodemapError(f"{path}: looks like a binary file, not CSV/TSV text (is it a workbook "
                            f"with the wrong extension?)")
     text = _open_text(path, encoding)
@@ -196,6 +197,12 @@ def _iter_delimited(path: Path, encoding: str | None, block_rows: int | None,
         delimiter = _sniff_delimiter(path, sample)
         text.seek(0)
         yield from _Records(path, text, delimiter, limits, header).frames(block_rows)
+
+
+def _bom_encoding(head: bytes) -> str | None:
+    """UTF-16 when the file starts with its byte-order mark: Excel's "Unicode Text" export
+    (tab-separated UTF-16), whose every other byte is a NUL."""
+    return "utf-16" if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
 
 
 class _Records:
@@ -218,6 +225,8 @@ class _Records:
         self.columns = _header_names(first) if header else _position_names(len(first))
         self.pending = [] if header else [first]  # without a header the first line is data
         self.row = 2 if header else 1  # spreadsheet row of the next record
+        self.spans: list[int] = []  # first lines of the quoted cells that span several lines
+        self.open_span: tuple[int, int] | None = None  # (first, last line) of the last such record
 
     def _block(self, rows: int | None) -> list[list[str]]:
         """Up to `rows` non-blank records or about BLOCK_CHARS characters of them (a block of a
@@ -225,12 +234,13 @@ class _Records:
         found, chars = [], 0
         try:
             with _field_limit(self.limits.cell_chars):
-                for record in self.reader:
-                    if record:
-                        found.append(record)
-                        chars += sum(map(len, record))
-                        if rows is not None and (len(found) >= rows or chars >= BLOCK_CHARS):
-                            break
+                for record in self._records():
+                    found.append(record)
+                    chars += sum(map(len, record))
+                    if rows is not None and (len(found) >= rows or chars >= BLOCK_CHARS):
+                        break
+                else:
+                    self._check_closed()
         except csv.Error as exc:
             if "field larger than field limit" in str(exc):
                 raise too_large(self.path, f"line {self.reader.line_num:,} holds a cell of more "
@@ -239,6 +249,44 @@ class _Records:
             raise CodemapError(f"{self.path}: could not be parsed as delimited text "
                                f"({_first_line(exc)}, line {self.reader.line_num:,})") from None
         return found
+
+    def _records(self) -> Iterator[list[str]]:
+        """The non-blank records, each checked for the lines it spans: a quote an export cut
+        ("Vitamin D (1) swallows every line after it into one cell, so the rows after it would
+        vanish into one row without a word. More than `limits.cell_lines` lines in one record
+        are refused; fewer are counted, and said once at the end (_check_closed)."""
+        last = self.reader.line_num
+        for record in self.reader:
+            first, last = last + 1, self.reader.line_num
+            if not record:
+                continue
+            if last > first and any("\n" in cell or "\r" in cell for cell in record):
+                if last - first + 1 > self.limits.cell_lines:
+                    raise CodemapError(
+                        f"{self.path}: line {first:,}: a quote opened here runs over "
+                        f"{last - first + 1:,} lines, to line {last:,} (a cell cut by an export?); "
+                        f"close or remove the quote (--limit cell-lines=N allows longer cells)")
+                self.spans.append(first)
+                ends_open = record[-1].endswith(("\n", "\r"))
+                self.open_span = (first, last) if ends_open else None
+            else:
+                self.open_span = None
+            yield record
+
+    def _check_closed(self) -> None:
+        """At the end of the file: refuse a quote that never closed (the csv reader, lenient,
+        ends its cell at the end of the file), and say how many cells spanned lines."""
+        if self.open_span is not None and self.open_span[1] == self.reader.line_num:
+            first, last = self.open_span
+            raise CodemapError(f"{self.path}: line {first:,}: a quote opened here never closes; "
+                               f"lines {first:,}-{last:,} would be read as one cell of one row. "
+                               f"Close or remove the quote")
+        if self.spans:
+            shown = ", ".join(f"{line:,}" for line in self.spans[:5])
+            log.warning("%s: %d quoted cell(s) span several lines (from line %s%s); each is read "
+                        "as one cell, so the list has fewer rows than lines", self.path,
+                        len(self.spans), shown, ", …" if len(self.spans) > 5 else "")
+            self.spans = []
 
     def frames(self, block_rows: int | None) -> Iterator[pd.DataFrame]:
         width, first = len(self.columns), True

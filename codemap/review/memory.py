@@ -1,15 +1,23 @@
 """The mapping memory: reviewed decisions in one SQLite file, reused by the next `codemap map`.
 
-Keyed on (target vocabulary, source code, normalised source text): a source whose code or text
-changed is a new source and is reviewed again. `apply --memory` stores every decision that is not
-`unchecked` (rejections too: the trainer uses them as hard negatives), with the site that made it;
-`map --memory` pre-fills known sources with the earlier decision and flags the ones whose target
-left the vocabulary or was deprecated in it, and ranks every row with the approved texts as local
-names of their concepts (`local_names`; codemap.vocab.local_names). `harmonise --memory` reads
-the same store, a site per `site`. `forget` undoes a wrong decision.
+Keyed on (target vocabulary, site, source code, normalised source text): a source whose code or
+text changed is a new source and is reviewed again, and two sites whose lists share local codes
+("GLU", "K") keep their own decisions side by side. `apply --memory` stores every decision that is
+not `unchecked` (rejections too: the trainer uses them as hard negatives); `map --memory`
+pre-fills known sources with the mapped site's earlier decision, says where other sites decided
+the same source otherwise, flags targets that left the vocabulary or were deprecated in it, and
+(with --local-names) ranks every row with the approved texts as local names of their concepts
+(codemap.vocab.local_names). `harmonise --memory` reads every site. `forget` undoes a wrong
+decision.
+
+One memory serves several processes at once (four sites applying together): SQLite in WAL mode
+with a busy timeout, each apply one immediate transaction, so writers queue instead of failing and
+a process killed mid-apply leaves the memory as it was before that apply.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +30,9 @@ from ..vocab.target import load_target
 from ..vocab.local_names import APPROVED_COLUMNS, REJECTED_COLUMNS, LocalNames
 from ..vocab.vocabulary import Vocabulary, deprecated_codes
 
-SCHEMA = """
+log = logging.getLogger(__name__)
+
+DECISIONS = """
 CREATE TABLE IF NOT EXISTS decisions (
     target_vocab TEXT NOT NULL,
     source_code TEXT NOT NULL,
@@ -39,8 +49,9 @@ CREATE TABLE IF NOT EXISTS decisions (
     workbook TEXT NOT NULL,
     site TEXT NOT NULL DEFAULT '',     -- who decided (apply --site; else the workbook's name)
     target_version TEXT NOT NULL DEFAULT '',  -- the release it was decided on
-    PRIMARY KEY (target_vocab, source_code, source_key, target_code)
-);
+    PRIMARY KEY (target_vocab, site, source_code, source_key, target_code)
+)"""
+VOCABULARIES = """
 CREATE TABLE IF NOT EXISTS vocabularies (  -- where each target was loaded from, for `train --from-reviews`
     target_vocab TEXT PRIMARY KEY,
     target_spec TEXT NOT NULL,         -- a file path (absolute) or a store/built-in name
@@ -52,11 +63,14 @@ CREATE TABLE IF NOT EXISTS vocabularies (  -- where each target was loaded from,
 """
 # Columns an older codemap's memory lacks, added when it is opened (its rows read as '').
 ADDED_COLUMNS = {"site": "TEXT NOT NULL DEFAULT ''", "target_version": "TEXT NOT NULL DEFAULT ''"}
+BUSY_SECONDS = 120  # how long a writer waits for another process's apply before giving up
 MEMORY_COLUMN = "memory"
 COLUMNS = ["target_vocab", "source_code", "source_key", "source_text", "target_code", "target_name",
            "decision", "equivalence", "reviewer", "comment", "automatic", "decided_at", "workbook",
            "site", "target_version"]
 REVIEW_FIELDS = ["decision", "equivalence", "reviewer", "comment"]
+INSERT = (f"INSERT OR REPLACE INTO decisions ({', '.join(COLUMNS)}) "
+          f"VALUES ({', '.join('?' * len(COLUMNS))})")
 
 
 class MappingMemory:
@@ -66,15 +80,28 @@ class MappingMemory:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path)
-            self.db.executescript(SCHEMA)
-            have = {row[1] for row in self.db.execute("PRAGMA table_info(decisions)")}
-            with self.db:
-                for column, kind in ADDED_COLUMNS.items():
-                    if column not in have:
-                        self.db.execute(f"ALTER TABLE decisions ADD COLUMN {column} {kind}")
+            # Autocommit: every write goes through `_writing`, one immediate transaction each.
+            self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            if not _current(self.db):
+                with self._writing():
+                    _create_or_migrate(self.db)
+        except sqlite3.OperationalError as exc:
+            raise CodemapError(f"{self.path}: the mapping memory cannot be opened ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise CodemapError(f"{self.path}: not a codemap mapping memory ({exc})") from None
+
+    @contextlib.contextmanager
+    def _writing(self):
+        """One transaction that holds SQLite's write lock from its start: concurrent appliers
+        wait for each other (busy timeout) rather than fail half-way or overwrite each other."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     def __enter__(self) -> "MappingMemory":
         return self
@@ -94,13 +121,12 @@ class MappingMemory:
         rows = [(vocab.id, r.source_code, source_key(r.source_text), r.source_text, r.target_code,
                  r.target_name, r.decision, r.equivalence, r.reviewer, r.comment, int(r.automatic),
                  now, source, site, vocab.version) for r in decided.itertuples(index=False)]
-        keys = {(row[0], row[1], row[2]) for row in rows}
-        columns = ", ".join(COLUMNS)
-        with self.db:  # one transaction: a failed write leaves the memory as it was
-            self.db.executemany("DELETE FROM decisions WHERE target_vocab=? AND source_code=? "
-                                "AND source_key=?", sorted(keys))
-            self.db.executemany(f"INSERT OR REPLACE INTO decisions ({columns}) VALUES "
-                                f"({', '.join('?' * len(COLUMNS))})", rows)
+        keys = {(vocab.id, site, row[1], row[2]) for row in rows}
+        with self._writing():  # one transaction: a failed write leaves the memory as it was
+            # This site's earlier decisions on these sources are replaced; other sites' stay.
+            self.db.executemany("DELETE FROM decisions WHERE target_vocab=? AND site=? AND "
+                                "source_code=? AND source_key=?", sorted(keys))
+            self.db.executemany(INSERT, rows)
             if spec:
                 self.db.execute("INSERT OR REPLACE INTO vocabularies VALUES (?,?,?,?,?,?)",
                                 (vocab.id, *_where_loaded(vocab, spec), vocab.version,
@@ -132,7 +158,7 @@ class MappingMemory:
         if not where:
             raise CodemapError("name what to forget: a source text, a target code or a site")
         clause = " AND ".join(f"{column}=?" for column in ["target_vocab", *where])
-        with self.db:
+        with self._writing():
             return self.db.execute(f"DELETE FROM decisions WHERE {clause}",
                                    (vocab_id, *where.values())).rowcount
 
@@ -144,6 +170,33 @@ class MappingMemory:
             " COALESCE(v.store_dir, '') AS store_dir, COALESCE(v.target_hash, '') AS target_hash"
             " FROM decisions d LEFT JOIN vocabularies v USING (target_vocab)"
             " GROUP BY d.target_vocab ORDER BY d.target_vocab", self.db)
+
+
+def _current(db: sqlite3.Connection) -> bool:
+    """Whether both tables exist in this codemap's shape (opening then writes nothing)."""
+    keyed = {row[1]: row[5] for row in db.execute("PRAGMA table_info(decisions)")}
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    return keyed.get("site", 0) > 0 and set(COLUMNS) <= set(keyed) and "vocabularies" in tables
+
+
+def _create_or_migrate(db: sqlite3.Connection) -> None:
+    """The tables, made when new; an older memory gets the columns it lacks, and one keyed
+    without the site is re-keyed with it, each row keeping the site it was recorded with (read
+    from its workbook's name when it has none). Runs inside the opening transaction."""
+    db.execute(DECISIONS)
+    db.execute(VOCABULARIES)
+    have = {row[1]: row[5] for row in db.execute("PRAGMA table_info(decisions)")}
+    for column, kind in ADDED_COLUMNS.items():
+        if column not in have:
+            db.execute(f"ALTER TABLE decisions ADD COLUMN {column} {kind}")
+    if have.get("site", 0) > 0:  # `site` is part of the primary key already
+        return
+    old = pd.read_sql_query("SELECT * FROM decisions", db)
+    old["site"] = site_of(old) if len(old) else old["site"]
+    db.execute("ALTER TABLE decisions RENAME TO decisions_unsited")
+    db.execute(DECISIONS)
+    db.executemany(INSERT, old[COLUMNS].to_dict("split")["data"])
+    db.execute("DROP TABLE decisions_unsited")
 
 
 def site_name(path: str | Path) -> str:
@@ -183,24 +236,30 @@ def _where_loaded(vocab: Vocabulary, spec: str) -> tuple[str, str]:
     return spec, ""
 
 
-def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path) -> tuple[pd.DataFrame, int]:
-    """Fill the review columns of known sources from the memory; returns (candidates, sources hit).
+def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path,
+            site: str | None, source: str | Path) -> tuple[pd.DataFrame, int]:
+    """Fill the review columns of known sources from one site's decisions in the memory (`site`,
+    else the only site it has, else the one the list `source` is named for: memory_site);
+    returns (candidates, sources hit: this site's or another's).
 
     A remembered target that is not among the candidates is added as a row of its own (rank
     empty). A remembered approval whose target is gone from, or deprecated in, this vocabulary
-    becomes `flagged`, and the `memory` column says why.
+    becomes `flagged`, and the `memory` column says why. Other sites' decisions on the same
+    source fill nothing: the `memory` column says what they decided where it is not what this
+    site decided ("york: approved"), so a reviewer sees a conflict before harmonise does.
     """
-    path = Path(path)
-    if not path.exists():
-        return candidates.assign(**{MEMORY_COLUMN: ""}), 0
-    with MappingMemory(path) as memory:
-        stored = memory.recall(vocab.id)
     out = candidates.copy()
     for column in REVIEW_FIELDS + [MEMORY_COLUMN]:
         if column not in out.columns:
             out[column] = ""
+    if not Path(path).exists():
+        return out, 0
+    with MappingMemory(path) as memory:
+        stored = memory.recall(vocab.id)
     if stored.empty:
         return out, 0
+    stored = stored.assign(site=site_of(stored))
+    site = memory_site(sorted(set(stored["site"])), site, source, path)
     names = dict(zip(vocab.concepts["code"], vocab.concepts["name"]))
     stale = deprecated_codes(vocab)
     keys = out["source_code"].astype(str) + "\x00" + out["source_text"].map(source_key)
@@ -211,30 +270,76 @@ def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path) -> tu
         if len(rows) == 0:
             continue
         hit.add(key)
-        for r in remembered.itertuples(index=False):
-            decision, note = r.decision, f"earlier: {r.decision} on {r.decided_at[:10]}"
+        own = remembered[remembered["site"] == site]
+        for r in own.itertuples(index=False):
+            values = {"decision": r.decision, "equivalence": r.equivalence,
+                      "reviewer": r.reviewer, "comment": r.comment,
+                      MEMORY_COLUMN: f"earlier: {r.decision} on {r.decided_at[:10]}"}
             if r.target_code not in names:
-                decision, note = "flagged", f"earlier target {r.target_code} is no longer in {vocab.id}"
+                values.update(decision="flagged", **{
+                    MEMORY_COLUMN: f"earlier target {r.target_code} is no longer in {vocab.id}"})
             elif r.target_code in stale:
-                decision, note = "flagged", f"earlier target {r.target_code} is deprecated in {vocab.id}"
-            values = {"decision": decision, "equivalence": r.equivalence, "reviewer": r.reviewer,
-                      "comment": r.comment, MEMORY_COLUMN: note}
-            match = rows[out.loc[rows, "target_code"] == r.target_code]
-            if len(match):
-                for column, value in values.items():
-                    out.loc[match, column] = value
-            else:
-                row = out.loc[rows[0]].copy()
-                row[["rank", "score", "matched_name"]] = [pd.NA, float("nan"), ""]
-                row["target_code"], row["target_name"] = r.target_code, names.get(r.target_code, r.target_name)
-                for column, value in values.items():
-                    row[column] = value
-                added.append(row)
+                values.update(decision="flagged", **{
+                    MEMORY_COLUMN: f"earlier target {r.target_code} is deprecated in {vocab.id}"})
+            added += _fill(out, rows, r.target_code, names.get(r.target_code, r.target_name),
+                           values)
+        said_here = dict(zip(own["target_code"], own["decision"]))
+        for code, elsewhere in remembered[remembered["site"] != site].groupby("target_code"):
+            differing = elsewhere[elsewhere["decision"] != said_here.get(code, "")]
+            if len(differing) and (code in said_here or (differing["decision"] == "approved").any()):
+                note = "; ".join(f"{s}: {d}" for s, d in
+                                 sorted(zip(differing["site"], differing["decision"])))
+                added += _fill(out, rows, code, names.get(code, differing["target_name"].iloc[0]),
+                               {MEMORY_COLUMN: note}, append=True)
     if added:
         out = pd.concat([out, pd.DataFrame(added)], ignore_index=True)
         out["rank"] = out["rank"].astype("Int64")
         out = out.sort_values(["source_row", "rank"], kind="stable", na_position="first")
     return out.reset_index(drop=True), len(hit)
+
+
+_WARNED: set[str] = set()
+
+
+def memory_site(sites: list[str], asked: str | None, source: str | Path, path) -> str | None:
+    """Whose decisions pre-fill a list: the site asked for; else the memory's only site (one
+    team's memory, whatever its lists are called); else the site the list's file is named for
+    (`apply` names a site by its workbook the same way); else none, said once per run."""
+    if asked:
+        return asked
+    if len(sites) == 1:
+        return sites[0]
+    named = site_name(source)
+    if named in sites:
+        return named
+    if str(path) not in _WARNED:
+        _WARNED.add(str(path))
+        log.warning("%s holds decisions of %d sites (%s) and none is named %r: pass --site to "
+                    "pre-fill one site's decisions; the others are noted in the memory column",
+                    path, len(sites), ", ".join(sites[:5]) + (", …" if len(sites) > 5 else ""),
+                    named)
+    return None
+
+
+def _fill(out: pd.DataFrame, rows: pd.Index, code: str, name: str, values: dict,
+          append: bool = False) -> list[pd.Series]:
+    """Set `values` on the source's candidate row for `code` (`append`: the memory note added
+    to what it says); returns the new row to add when `code` is not among its candidates."""
+    match = rows[out.loc[rows, "target_code"] == code]
+    if len(match):
+        for column, value in values.items():
+            if append and column == MEMORY_COLUMN:
+                said = out.loc[match, column]
+                value = said.where(said == "", said + "; ") + value
+            out.loc[match, column] = value
+        return []
+    row = out.loc[rows[0]].copy()
+    row[["rank", "score", "matched_name"]] = [pd.NA, float("nan"), ""]
+    row[REVIEW_FIELDS + [MEMORY_COLUMN]] = ""  # not the copied row's decision
+    row["target_code"], row["target_name"] = code, name
+    for column, value in values.items():
+        row[column] = value
+    return [row]
 
 
 def stored_target(memory: MappingMemory, target: str | None) -> str:
