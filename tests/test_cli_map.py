@@ -82,3 +82,17 @@ def test_user_errors_exit_2_without_output(tmp_path, args, message):
     assert result.output.startswith(message)
     assert "Traceback" not in result.output
     assert not out.exists()
+
+
+def test_experiment_switches_sit_in_one_panel_that_says_so():
+    """What was measured and not adopted (docs/experiments/) stays out of the stage panels: one
+    Experimental panel, each switch saying why it is not adopted (--rerank-top goes with --rerank)."""
+    from typer.main import get_command
+
+    from codemap.cli.options import EXPERIMENTAL
+
+    params = get_command(app).commands["map"].params
+    experimental = {p.opts[0]: p.help for p in params if p.rich_help_panel == EXPERIMENTAL}
+    assert set(experimental) == {"--learned-ranking", "--rerank", "--rerank-top", "--second-stage",
+                                 "--local-names"}
+    assert all("Not adopted" in help for opt, help in experimental.items() if opt != "--rerank-top")

@@ -94,6 +94,36 @@ def test_the_circle_finder_finds_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+# The stages from ranking on ask the registry (codemap.domains: its __init__, base and evidence)
+# what a domain knows; none imports a domain (a package under codemap/domains) by name.
+REGISTRY_ASKERS = ("rank", "rerank", "evaluate", "decide", "review", "engines")
+
+
+def domain_imports(name: str, path: Path) -> set[str]:
+    """The domain modules (codemap.domains.<domain>[.…]) that module `name` at `path` imports."""
+    domains = {p.name for p in (PACKAGE / "domains").iterdir() if (p / "__init__.py").is_file()}
+    return {target for target in imported(name, path)
+            if target.split(".")[:2] == ["codemap", "domains"] and len(target.split(".")) > 2
+            and target.split(".")[2] in domains}
+
+
+def test_stages_ask_the_registry_not_a_domain():
+    named = {name: sorted(found) for name, path in modules().items()
+             if name.split(".")[1:2] and name.split(".")[1] in REGISTRY_ASKERS
+             and (found := domain_imports(name, path))}
+    assert named == {}, f"import a domain by name instead of asking codemap.domains: {named}"
+
+
+def test_the_domain_import_finder_finds_one(tmp_path):
+    module = tmp_path / "stage.py"
+    module.write_text("from ..domains import domain_of\nfrom ..domains.evidence import Evidence\n"
+                      "def f():\n    from ..domains.lab.units import parse_unit\n"
+                      "from ..domains import drug\nimport codemap.domains.lab\n", encoding="utf-8")
+    assert domain_imports("codemap.review.stage", module) == {
+        "codemap.domains.lab.units", "codemap.domains.lab.units.parse_unit",
+        "codemap.domains.drug", "codemap.domains.lab"}
+
+
 # Each module is imported with every codemap module forgotten first, so it gets no help from
 # what an earlier import loaded; third-party packages stay loaded, which keeps this fast.
 IMPORT_EACH = """

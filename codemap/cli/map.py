@@ -10,11 +10,11 @@ import typer
 from ..config import (BLOCK_ROWS, EncoderConfig, IndexConfig, InputLimits, MapConfig, RankConfig,
                       RayConfig, ReadOptions, default_cache_dir)
 from .command import progress_bars, setup_logging, user_errors
-from .options import (DECISIONS, ENGINE, INPUT, OUTPUT, RANKING, Backend, BackendChoice,
-                      BatchSize, CacheDir, Device, Engine, EngineOption, EncoderWeight, Filters,
-                      Langs, Model, NumGpus, RayAddress, Rerank, RerankTop, StandardOnly, Store,
-                      Target, TextCols, TwoStageAbove, Workers, encoder_config, rank_config,
-                      ray_config, target_settings)
+from .options import (DECISIONS, ENGINE, EXPERIMENTAL, INPUT, OUTPUT, RANKING, Backend,
+                      BackendChoice, BatchSize, CacheDir, Device, Engine, EngineOption,
+                      EncoderWeight, Filters, Langs, Model, NumGpus, RayAddress, Rerank, RerankTop,
+                      StandardOnly, Store, Target, TextCols, TwoStageAbove, Workers,
+                      encoder_config, rank_config, ray_config, target_settings)
 
 app = typer.Typer()
 
@@ -49,10 +49,6 @@ TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, rich_help_p
 Method = Annotated[str, typer.Option(
     "--method", rich_help_panel=RANKING,
     help="Ranking: hybrid (embedding + lexical + evidence), encoder or lexical.")]
-LearnedRanking = Annotated[bool, typer.Option(
-    "--learned-ranking", rich_help_panel=RANKING,
-    help="Order candidates with a model fitted on the target's own pseudo-queries (cached) and "
-         "write its calibrated confidence, for any target.")]
 HideContradicted = Annotated[bool, typer.Option(
     "--hide-contradicted", rich_help_panel=RANKING,
     help="Drop candidates whose LOINC property contradicts the unit.")]
@@ -79,12 +75,6 @@ Fp16Index = Annotated[bool, typer.Option(
     "--fp16-index", rich_help_panel=RANKING,
     help="Keep the name index's vectors as float16 (half the memory).")]
 
-SecondStageOption = Annotated[bool, typer.Option(
-    "--second-stage/--no-second-stage", rich_help_panel=DECISIONS,
-    help="Re-read each row with its top candidates by a shipped second stage (a trained "
-         "cross-encoder and combiner) for the order and the confidence, where one ships for the "
-         "model and target kind (none is adopted yet: docs/decision-support.md); "
-         "--no-second-stage: the first stage alone.")]
 Calibration = Annotated[Optional[Path], typer.Option(
     "--calibration", rich_help_panel=DECISIONS,
     show_default="the shipped one for the model and target domain, if any",
@@ -110,11 +100,6 @@ SiteOption = Annotated[Optional[str], typer.Option(
     show_default="the memory's only site, else the list's file name before its first dot",
     help="With --memory: the site whose earlier decisions pre-fill the workbook (as `apply "
          "--site` stored them); other sites' differing decisions are noted, never filled.")]
-LocalNamesOption = Annotated[bool, typer.Option(
-    "--local-names/--no-local-names", rich_help_panel=DECISIONS,
-    help="With --memory: also rank with the texts approved at any site as names of their "
-         "concepts (same text up to case and punctuation), rejected concepts last. Off by "
-         "default: measured, it did not help (docs/review.md).")]
 LlmUrl = Annotated[Optional[str], typer.Option(
     "--llm-url", rich_help_panel=DECISIONS,
     help="OpenAI-compatible endpoint of a local LLM (e.g. http://localhost:8080/v1) asked to pick "
@@ -142,6 +127,24 @@ Verbose = Annotated[bool, typer.Option("--verbose", "-v", rich_help_panel=OUTPUT
 BatchRows = Annotated[int, typer.Option("--batch-rows", min=1, rich_help_panel=ENGINE,
                                         help="ray: source rows per block and per Parquet part.")]
 
+# Built and measured, not adopted (docs/experiments/): off, or without effect, by default.
+LearnedRanking = Annotated[bool, typer.Option(
+    "--learned-ranking", rich_help_panel=EXPERIMENTAL,
+    help="Order candidates with a model fitted on the target's own pseudo-queries (cached) and "
+         "write its calibrated confidence, for any target. Not adopted: it loses to the fixed "
+         "ranking at acc@1 (docs/ranking.md).")]
+SecondStageOption = Annotated[bool, typer.Option(
+    "--second-stage/--no-second-stage", rich_help_panel=EXPERIMENTAL,
+    help="Re-read each row with its top candidates by a shipped second stage (a trained "
+         "cross-encoder and combiner) for the order and the confidence, where one ships for the "
+         "model and target kind; --no-second-stage: the first stage alone. Not adopted: none "
+         "ships yet (docs/decision-support.md).")]
+LocalNamesOption = Annotated[bool, typer.Option(
+    "--local-names/--no-local-names", rich_help_panel=EXPERIMENTAL,
+    help="With --memory: also rank with the texts approved at any site as names of their "
+         "concepts (same text up to case and punctuation), rejected concepts last. Not adopted: "
+         "measured, it did not help (docs/review.md).")]
+
 
 @app.command("map")
 @user_errors
@@ -159,20 +162,19 @@ def map_command(
     cache_dir: CacheDir = None,
     # ranking
     top_k: TopK = RankConfig.top_k, method: Method = RankConfig.method,
-    encoder_weight: EncoderWeight = None, learned_ranking: LearnedRanking = RankConfig.learned,
+    encoder_weight: EncoderWeight = None,
     hide_contradicted: HideContradicted = RankConfig.hide_contradicted,
     expand_abbreviations: ExpandAbbreviations = RankConfig.expand_abbreviations,
     complete_words: CompleteWords = RankConfig.complete_words,
-    hubness: Hubness = RankConfig.hubness, rerank: Rerank = None, rerank_top: RerankTop = RankConfig.rerank_top,
+    hubness: Hubness = RankConfig.hubness,
     two_stage_above: TwoStageAbove = IndexConfig.two_stage_above,
     approximate_above: ApproximateAbove = IndexConfig.approximate_above,
     nprobe: Nprobe = IndexConfig.nprobe, fp16_index: Fp16Index = IndexConfig.float16,
     # decisions
-    second_stage: SecondStageOption = MapConfig.second_stage,
     calibration: Calibration = None, auto_accept: AutoAccept = None,
     no_match_below: NoMatchBelow = None, broader_below: BroaderBelow = MapConfig.broader_below,
-    memory: Memory = None, site: SiteOption = None,
-    local_names: LocalNamesOption = MapConfig.local_names, llm_url: LlmUrl = None, llm_model: LlmModel = "local",
+    memory: Memory = None, site: SiteOption = None, llm_url: LlmUrl = None,
+    llm_model: LlmModel = "local",
     # output
     output: Output = None, block_rows: BlockRows = BLOCK_ROWS, force: Force = False,
     quiet: Quiet = False, verbose: Verbose = False,
@@ -180,6 +182,11 @@ def map_command(
     engine: EngineOption = Engine.local, ray_address: RayAddress = None,
     workers: Workers = RayConfig.workers, num_gpus: NumGpus = RayConfig.num_gpus,
     batch_rows: BatchRows = RayConfig.batch_rows,
+    # experimental (measured, not adopted)
+    learned_ranking: LearnedRanking = RankConfig.learned, rerank: Rerank = None,
+    rerank_top: RerankTop = RankConfig.rerank_top,
+    second_stage: SecondStageOption = MapConfig.second_stage,
+    local_names: LocalNamesOption = MapConfig.local_names,
 ) -> None:
     """Rank target concepts for every row of a code list and write them for review.
 
@@ -204,11 +211,12 @@ def map_command(
         **target_settings(target, filters, standard_only, lang, store),
         encoder=encoder_config(model, batch_size, device, backend),
         cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
-        **_ranking(encoder_weight, top_k, method, learned_ranking, hide_contradicted,
-                   expand_abbreviations, complete_words, hubness, rerank, rerank_top,
-                   approximate_above, nprobe, fp16_index, two_stage_above),
-        **_decisions(second_stage, calibration, auto_accept, no_match_below, broader_below,
-                     memory, site, local_names, llm_url, llm_model))
+        **_ranking(encoder_weight, top_k, method, hide_contradicted, expand_abbreviations,
+                   complete_words, hubness, approximate_above, nprobe, fp16_index,
+                   two_stage_above, learned=learned_ranking, rerank_top=rerank_top),
+        **_decisions(calibration, auto_accept, no_match_below, broader_below, memory, site,
+                     llm_url, llm_model),
+        rerank=rerank, second_stage=second_stage, local_names=local_names)
     result, written = map_sources(config, sources, output,
                                   ray_config(engine, ray_address, workers, num_gpus, batch_rows),
                                   block_rows, force)
@@ -227,12 +235,13 @@ def _read_options(sheet: str | None, encoding: str | None, code_col: str | None,
                        limits=InputLimits.parse(limits))
 
 
-def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: bool,
-             hide_contradicted: bool, expand_abbreviations: bool, complete_words: bool,
-             hubness: bool, rerank: Path | None,
-             rerank_top: int, approximate_above: int, nprobe: int, fp16_index: bool,
-             two_stage_above: int = IndexConfig.two_stage_above) -> dict:
-    """The Ranking panel: MapConfig's rank, index and rerank settings."""
+def _ranking(encoder_weight: float | None, top_k: int, method: str, hide_contradicted: bool,
+             expand_abbreviations: bool, complete_words: bool, hubness: bool,
+             approximate_above: int, nprobe: int, fp16_index: bool,
+             two_stage_above: int = IndexConfig.two_stage_above,
+             learned: bool = RankConfig.learned, rerank_top: int = RankConfig.rerank_top) -> dict:
+    """The Ranking panel: MapConfig's rank and index settings, with the Experimental panel's
+    rank settings (`learned`, `rerank_top`)."""
     return {"rank": rank_config(encoder_weight, top_k=top_k, method=method, learned=learned,
                                 hide_contradicted=hide_contradicted,
                                 expand_abbreviations=expand_abbreviations,
@@ -240,17 +249,16 @@ def _ranking(encoder_weight: float | None, top_k: int, method: str, learned: boo
                                 rerank_top=rerank_top),
             "index": IndexConfig(approximate_above=approximate_above, nprobe=nprobe,
                                  two_stage_above=two_stage_above,
-                                 float16=fp16_index),
-            "rerank": rerank}
+                                 float16=fp16_index)}
 
 
-def _decisions(second_stage: bool, calibration: Path | None, auto_accept: float | None,
+def _decisions(calibration: Path | None, auto_accept: float | None,
                no_match_below: float | None, broader_below: float, memory: Path | None,
-               site: str | None, local_names: bool, llm_url: str | None, llm_model: str) -> dict:
+               site: str | None, llm_url: str | None, llm_model: str) -> dict:
     """The Decisions panel: MapConfig's confidence, triage, memory and LLM settings."""
     from ..decide.llm_select import LLMConfig  # at run time, as the library is (see above)
 
-    return {"second_stage": second_stage, "calibration": calibration, "auto_accept": auto_accept,
+    return {"calibration": calibration, "auto_accept": auto_accept,
             "no_match_below": no_match_below, "broader_below": broader_below, "memory": memory,
-            "site": site, "local_names": local_names,
+            "site": site,
             "llm": None if llm_url is None else LLMConfig(url=llm_url, model=llm_model)}

@@ -14,6 +14,9 @@ from ..config import EncoderConfig, RankConfig, RayConfig, VocabFilter
 # Help panels in pipeline order: `codemap map --help` reads one group at a time.
 INPUT, TARGET, MODEL, RANKING = "Input", "Target", "Model", "Ranking"
 DECISIONS, OUTPUT, ENGINE = "Decisions", "Output", "Engine"
+# Switches of what was built, measured and not adopted (docs/experiments/), kept apart in one
+# panel so that the ones above are what a run is made of.
+EXPERIMENTAL = "Experimental (measured, not adopted)"
 
 
 class BackendChoice(str, Enum):
@@ -86,18 +89,20 @@ EncoderWeight = Annotated[Optional[float], typer.Option(
                  "multilingual model when the source and target languages differ",
     help="Weight of the embedding score in hybrid fusion (the rest is lexical); one weight for "
          "every target, language and model.")]
-Rerank = Annotated[Optional[Path], typer.Option(
-    "--rerank", rich_help_panel=RANKING,
-    show_default="off", help="Re-order the top candidates with a cross-encoder re-ranker folder "
-                             "(`codemap train-reranker` OUT/model).")]
-RerankTop = Annotated[int, typer.Option(
-    "--rerank-top", min=2, max=1000, rich_help_panel=RANKING,
-    help="Candidates per row the re-ranker re-orders.")]
-
 TwoStageAbove = Annotated[int, typer.Option(  # `map`, `vocab embed`
     "--two-stage-above", min=0, rich_help_panel=RANKING,
     help="Above this many target names, pool each row's candidates with a static embedding and "
          "the lexical index, and embed only the pooled names (each once, kept); 0: always.")]
+
+# --- experimental (`map`, `eval`) ----------------------------------------------------------------
+Rerank = Annotated[Optional[Path], typer.Option(
+    "--rerank", rich_help_panel=EXPERIMENTAL, show_default="off",
+    help="Re-order the top candidates with the old cross-encoder re-ranker, a folder from "
+         "`codemap train-reranker` (OUT/model); eval adds its rows. Not adopted: it loses on "
+         "every dev set (docs/decision-support.md).")]
+RerankTop = Annotated[int, typer.Option(
+    "--rerank-top", min=2, max=1000, rich_help_panel=EXPERIMENTAL,
+    help="With --rerank: candidates per row the re-ranker re-orders.")]
 
 # --- engine (`map`, `vocab embed`) ---------------------------------------------------------------
 EngineOption = Annotated[Engine, typer.Option(

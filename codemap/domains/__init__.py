@@ -17,11 +17,20 @@ A Domain says, through one small record, everything ranking needs from it:
 - `senses()`: abbreviations it teaches every target's sense reading ("creat" → creatinine);
 - `language_free_words(vocab)`: words of a list that tell nothing of its language;
 - `usage_rank(code)`: how commonly a concept is used (1 = most), 0 when unknown;
-- `evidence`: its scorers' names, which `RankConfig.evidence_off` can leave out.
+- `evidence`: its scorers' names, which `RankConfig.evidence_off` can leave out;
+- `short_forms(pairs)`: long words → the short form (short name, long name) pairs teach
+  ("hemoglobin" → "hgb"), what a pseudo-query is abbreviated with;
+- `unit_properties(unit)`: the properties a unit can measure ("mg/dL" → {"MCnc"});
+- `name_property(name)` and `name_analyte(name)`: a concept name's property and analyte
+  ("Glucose [Mass/volume] in Serum" → "MCnc", "Glucose"), "" when the domain cannot say.
 
-General ranking (codemap.rank) asks the registry, never a domain by name. Adding an evidence
-scorer to a domain is one file (the scorer) and one line (its domain's `scorers`);
-docs/architecture.md shows it.
+Those last four serve later stages on any target, whichever domain claims it (two sites'
+units for a SNOMED concept are still compared): `short_forms`, `unit_properties`, `name_property`
+and `name_analyte` below ask every domain.
+
+General ranking (codemap.rank) and every stage after it ask the registry, never a domain by
+name (tests/test_layout.py holds them to it). Adding an evidence scorer to a domain is one file
+(the scorer) and one line (its domain's `scorers`); docs/architecture.md shows it.
 """
 from __future__ import annotations
 
@@ -35,12 +44,19 @@ from .lab import LAB
 REGISTRY: tuple[Domain, ...] = (DRUG, LAB)
 
 __all__ = ["Domain", "OTHER", "PreparedTarget", "REGISTRY", "all_senses", "domain_of",
-           "evidence_names", "prepare_target"]
+           "evidence_by_domain", "evidence_names", "name_analyte", "name_property",
+           "prepare_target", "short_forms", "unit_properties"]
 
 
 def evidence_names() -> tuple[str, ...]:
     """Every domain's evidence scorer names: all that `RankConfig.evidence_off` can name."""
     return tuple(name for domain in REGISTRY for name in domain.evidence)
+
+
+def evidence_by_domain() -> dict[str, tuple[str, ...]]:
+    """Domain name → its evidence scorer names ("drug" → the drug scorers): what `codemap
+    eval` switches on together for a target of that domain."""
+    return {domain.name: domain.evidence for domain in REGISTRY}
 
 
 def domain_of(vocab: Vocabulary) -> Domain:
@@ -60,3 +76,30 @@ def all_senses() -> dict[str, str]:
     for domain in REGISTRY:
         found.update(domain.senses())
     return found
+
+
+def short_forms(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Long word(s) → short form, as every domain learns them from these (short name, long name)
+    pairs of one vocabulary ("hemoglobin" → "hgb"); empty when none learns any."""
+    found: dict[str, str] = {}
+    for domain in REGISTRY:
+        found.update(domain.short_forms(pairs))
+    return found
+
+
+def unit_properties(unit: str) -> frozenset[str]:
+    """The properties a unit can measure, as the domains that read units say ("mg/dL" →
+    {"MCnc"}); empty when it is blank or none understands it."""
+    return frozenset().union(*(domain.unit_properties(unit) for domain in REGISTRY))
+
+
+def name_property(name: str) -> str:
+    """A concept name's property ("Glucose [Mass/volume] in Serum" → "MCnc"): the first domain's
+    that can say, else ""."""
+    return next((found for domain in REGISTRY if (found := domain.name_property(name))), "")
+
+
+def name_analyte(name: str) -> str:
+    """What a concept name measures or names ("Glucose [Mass/volume] in Serum" → "Glucose"):
+    the first domain's that can say, else ""."""
+    return next((found for domain in REGISTRY if (found := domain.name_analyte(name))), "")

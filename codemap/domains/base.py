@@ -27,6 +27,10 @@ class Domain:
     language_free_words: Callable[[Vocabulary], frozenset] = lambda vocab: frozenset()
     usage_rank: Callable[[str], int] = lambda code: 0
     evidence: tuple[str, ...] = ()  # the names of its scorers (what RankConfig.evidence_off names)
+    short_forms: Callable[[list[tuple[str, str]]], dict[str, str]] = lambda pairs: {}
+    unit_properties: Callable[[str], frozenset[str]] = lambda unit: frozenset()
+    name_property: Callable[[str], str] = lambda name: ""
+    name_analyte: Callable[[str], str] = lambda name: ""
 
 
 # A target no domain claims: general ranking only.

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import EvalConfig, RankConfig, ReadOptions
-from ..domains import evidence_names
-from ..domains.drug import DRUG
+from ..domains import evidence_by_domain, evidence_names
 from ..errors import CodemapError
 from ..rank.assembly import Ranking
 from ..rank.hubness import embedded_hubness
@@ -228,7 +227,7 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
     plain = replace(base, evidence_off=every, expand_abbreviations=False, translate_parts=False,
                     gloss_words=False, complete_words=False, hubness=False)
     if drugs:
-        drug = only(*DRUG.evidence)
+        drug = only(*evidence_by_domain()["drug"])
         return {
             "encoder": replace(plain, method="encoder"),
             "lexical": replace(plain, method="lexical"),

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..domains import short_forms
 from ..vocab.vocabulary import Vocabulary
-from ..domains.lab.abbreviations import learn_abbreviations
 
 GENERATION = 2  # bumped when the drawing changes: a cached ranker fitted on older draws is refitted
 _BRACKETED = re.compile(r"\s*[\[(][^\])]*[\])]")
@@ -76,17 +76,16 @@ def make_absent(queries: list[PseudoQuery], vocab: Vocabulary, share: float,
 
 
 def abbreviation_table(vocab: Vocabulary) -> dict[str, str]:
-    """Long word(s) → short form, learned from the vocabulary's own pairs of a preferred name and
-    a short name of one concept (LOINC "Hemoglobin … in Blood" / "Hgb Bld-mCnc"); empty when the
-    vocabulary has no short names."""
+    """Long word(s) → short form, learned (by the domains: codemap.domains.short_forms) from the
+    vocabulary's own pairs of a preferred name and a short name of one concept (LOINC
+    "Hemoglobin … in Blood" / "Hgb Bld-mCnc"); empty when the vocabulary has no short names."""
     names = vocab.names
     short = names[names["name_type"].isin(_SHORT_TYPES)]
     if short.empty:
         return {}
     preferred = names[names["name_type"] == "preferred"].drop_duplicates("code").set_index("code")["name"]
     pairs = [(s, preferred[c]) for c, s in zip(short["code"], short["name"]) if c in preferred.index]
-    learned = learn_abbreviations(pairs)
-    return {a.expansion.lower(): a.short for a in learned}
+    return short_forms(pairs)
 
 
 def noised(name: str, rng: np.random.Generator, shorten: dict[str, str]) -> str:

@@ -26,10 +26,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import HarmoniseConfig
+from ..domains import name_property, unit_properties
 from ..errors import CodemapError
 from ..files import temp_dir_beside
-from ..domains.lab.columns import property_from_name
-from ..domains.lab.units import parse_unit
 from ..vocab.target import load_target
 from ..vocab.vocabulary import Vocabulary, deprecated_codes
 from .apply import read_reviewed_workbook, resolve_reviews, target_from_run
@@ -169,7 +168,7 @@ def crosswalk(sites: list[Site], vocab: Vocabulary) -> pd.DataFrame:
     names = dict(zip(vocab.concepts["code"], vocab.concepts["name"]))
     codes = sorted({c for s in sites for c in s.approved["target_code"]})
     table = pd.DataFrame({"target_code": codes, "target_name": [names.get(c, "") for c in codes]})
-    table["property"] = table["target_name"].map(property_from_name)
+    table["property"] = table["target_name"].map(name_property)
     table["sites"] = 0
     for site in sites:
         grouped = site.approved.groupby("target_code")
@@ -274,8 +273,8 @@ def unit_disagreements(sites: list[Site], names: dict) -> list[dict]:
     for code, group in seen.groupby("target_code", sort=True):
         if group["site"].nunique() < 2:
             continue
-        prop = property_from_name(names.get(code, ""))
-        read = [(r, parse_unit(r.unit).properties) for r in group.itertuples(index=False)]
+        prop = name_property(names.get(code, ""))
+        read = [(r, unit_properties(r.unit)) for r in group.itertuples(index=False)]
         for k, (r, props) in enumerate(read):
             for r2, props2 in read[k + 1:]:
                 if r2.site == r.site or not props or not props2 or props & props2:
@@ -284,8 +283,8 @@ def unit_disagreements(sites: list[Site], names: dict) -> list[dict]:
                 rows.append(_pair_row(
                     "unit_property", bad.site, bad, good.site, good, None,
                     f"{code} ({prop or 'property unknown'}): {bad.site} gives {bad.unit!r} "
-                    f"({'/'.join(sorted(parse_unit(bad.unit).properties))}), {good.site} gives "
-                    f"{good.unit!r} ({'/'.join(sorted(parse_unit(good.unit).properties))})"))
+                    f"({'/'.join(sorted(unit_properties(bad.unit)))}), {good.site} gives "
+                    f"{good.unit!r} ({'/'.join(sorted(unit_properties(good.unit)))})"))
     return rows
 
 

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..domains import name_analyte
 from ..errors import CodemapError
 from ..files import atomic_path
-from ..domains.lab.loinc import component_from_name
 from ..vocab.vocabulary import Vocabulary
 
 SHIPPED = "data/harmonise/name-threshold.json"
@@ -92,7 +92,7 @@ def _analytes(vocab: Vocabulary) -> dict:
     concepts = vocab.concepts
     if "component" in concepts.columns:
         return dict(zip(concepts["code"], concepts["component"].astype(str).str.lower()))
-    return {code: component_from_name(str(name)).lower()
+    return {code: name_analyte(str(name)).lower()
             for code, name in zip(concepts["code"], concepts["name"])}
 
 

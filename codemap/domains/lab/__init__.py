@@ -16,13 +16,14 @@ from ...config import RankConfig
 from ...readings.senses import domain_expander
 from ...vocab.vocabulary import Vocabulary, builtin_loinc
 from ..base import Domain
-from .abbreviations import builtin_abbreviations, with_expanded_short_names
-from .columns import add_loinc_axes
+from .abbreviations import builtin_abbreviations, learn_abbreviations, with_expanded_short_names
+from .columns import add_loinc_axes, property_from_name
 from .commonness import code_rank
 from .element_symbols import symbol_reader
-from .loinc import is_loinc_code, reads_as_short_names, with_short_name_axes
+from .loinc import component_from_name, is_loinc_code, reads_as_short_names, with_short_name_axes
 from .part_translation import part_reader
 from .text import lab_scorers
+from .units import parse_unit
 
 LOINC_SHARE = 0.9  # of a target's codes, sampled, that must be LOINC codes for a LOINC table
 
@@ -94,9 +95,17 @@ def readings(vocab: Vocabulary, rank: RankConfig) -> list:
     return [part_reader(rank.crosslingual_from)] if rank.reads_parts else []
 
 
+def short_forms(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Long word(s) → short form, learned from (short name, long name) pairs ("Hgb Bld-mCnc" /
+    "Hemoglobin [Mass/volume] in Blood" → "hemoglobin": "hgb")."""
+    return {a.expansion.lower(): a.short for a in learn_abbreviations(pairs)}
+
+
 LAB = Domain(
     name="lab", claims=is_loinc_target, prepare=prepare, scorers=scorers,
     text_steps=lambda vocab: [symbol_reader(vocab)],
     sense_reader=lambda vocab: lab_sense_reader() if named_by_short_names(vocab) else None,
     readings=readings, senses=builtin_abbreviations, usage_rank=code_rank,
-    evidence=tuple(s.name for s in lab_scorers()))
+    evidence=tuple(s.name for s in lab_scorers()), short_forms=short_forms,
+    unit_properties=lambda unit: parse_unit(unit).properties,
+    name_property=property_from_name, name_analyte=component_from_name)
