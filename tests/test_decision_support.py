@@ -82,7 +82,8 @@ def test_calibrate_labs_cli_and_shipped_calibration_still_fits(tmp_path, shared_
     m = fitted.metrics
     assert (m["queries"], m["missing_queries"]) == (106 + 98, 32 + 29)
     assert set(m["per_list_auroc_top1"]) == {"mimic_labs_fluid_dev.tsv", "german_lab_labels_dev.tsv"}
-    assert m["ece_all"] < 0.03 and m["ece_top1"] < 0.15
+    # Measured leaving one list out (each list is a fold): a kind of list it was not fitted on.
+    assert m["ece_all"] < 0.05 and m["ece_top1"] < 0.2
     # The shipped lab calibration must describe today's ranking: refit it (README command)
     # when the ranking or its evidence changes.
     shipped = {c.domain: c for c in shipped_calibrators()}

@@ -7,8 +7,8 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from codemap.cli import app
-from codemap.domains.lab.columns import SpecimenScorer
-from codemap.domains.lab.text import UsualMethodScorer, UsualSpecimenScorer, text_scorers
+
+from codemap.domains.lab.text import SpecimenScorer, UsualMethodScorer, UsualSpecimenScorer, text_scorers
 from codemap.domains.lab.text import UsageScorer, lab_scorers
 from codemap.domains.lab.commonness import code_rank, usual_systems
 from codemap.domains.lab.loinc import (bracket_properties, concept_axes, is_loinc_code, linguistic_variant,
@@ -91,15 +91,20 @@ def test_short_names_read_as_text_agree_with_their_long_names():
     group and the timing the text parser finds must be the long name's."""
     table = ranked_codes()
     groups = timings = 0
+    disagree = []
     for row in table.to_dict("records"):
         said, has = text_axes(row["short_name"]), concept_axes(row)
         if said.group and has.group:
             groups += 1
-            assert said.group == has.group or "+" in row["short_name"], row
+            if said.group != has.group and "+" not in row["short_name"]:
+                disagree.append(row["code"])
         if said.timing and said.timing != "Pt":
             timings += 1
             assert said.timing == has.timing, row
     assert groups > 1500 and timings > 50
+    # Two shipped rows disagree with themselves: short name "… Vag …", long name "… in Urethra"
+    # and "… in Genital specimen" (groups of their own since the systems are learned).
+    assert sorted(disagree) == ["32705-6", "53879-3"]
 
 
 def test_parser_on_shipped_names():
@@ -128,9 +133,11 @@ def test_text_scorers_agree_and_contradict_with_reasons():
     urine_24h, serum = _shipped("14684-5"), _shipped("2160-0")
     row = {"text": "Creat 24H Ur", "unit": "", "specimen": ""}
     assert timing.score(row, urine_24h).adjust > 0 > timing.score(row, serum).adjust
-    assert timing.score(row, urine_24h).reason == "text says 24h; candidate is 24H"
+    assert timing.score(row, urine_24h).reason == "text says 24h, from '24h'; candidate is 24H ✔"
     assert specimen.score(row, urine_24h).adjust > 0 > specimen.score(row, serum).adjust
-    assert specimen.score(row, serum).reason == "text says ur; candidate is Serum or Plasma"
+    assert specimen.score(row, serum).reason == \
+        "text says urine, from 'ur'; candidate is Serum or Plasma ✘"
+    assert specimen.score(row, serum).tier < 0 < timing.score(row, urine_24h).adjust  # it binds
     # A specimen column the specimen scorer reads is not counted a second time from the text.
     assert specimen.for_row({**row, "specimen": "Urine"}) is None
     # A unit column the unit scorer reads keeps the text's property words out.
@@ -189,7 +196,7 @@ def test_map_cli_explains_text_and_prior_evidence(tmp_path, shared_cache):
     assert result.exit_code == 0, result.output
     found = pd.read_csv(out, dtype=str, keep_default_na=False)
     top = found[found["rank"] == "1"]
-    assert top["explanation"].str.contains("text says ur; candidate is Urine").all()
+    assert top["explanation"].str.contains("text says urine, from 'ur'; candidate is Urine ✔").all()
     assert top["explanation"].str.contains("common test rank").any()
 
 
@@ -267,14 +274,14 @@ def test_a_french_list_states_its_specimen():
     concept = lambda code: {"code": code, **loinc.loc[code].to_dict()}
     column = SpecimenScorer()
     assert column.score(rows["B01"], concept("2160-0")).reason == \
-        "specimen Sérum fits Serum or Plasma"
+        "specimen Sérum fits Serum or Plasma ✔"
     assert column.score(rows["B01"], concept("2161-8")).adjust < 0  # creatinine, urine
     assert column.score(rows["B05"], concept("2888-6")).adjust > 0  # "Urines": protein, urine
     assert column.score(rows["B06"], concept("2342-4")).adjust > 0  # "LCR": glucose, CSF
     text = text_scorers()[0]
     said = lambda label: {"text": label, "unit": "", "specimen": ""}
     assert text.score(said("Protéines Urines"), _shipped("2888-6")).reason == \
-        "text says urines; candidate is Urine"
+        "text says urine, from 'urines'; candidate is Urine ✔"
     assert text.score(said("Glucose LCR"), _shipped("2345-7")).adjust < 0
     assert text_axes("Leucocytes Selles").group == "stool"
     assert text_axes("Créatinine Sérum").group == "blood"

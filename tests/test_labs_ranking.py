@@ -5,7 +5,8 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.config import RankConfig
-from codemap.domains.lab.columns import SpecimenScorer, UnitScorer, property_from_name, system_from_name
+from codemap.domains.lab.columns import UnitScorer, property_from_name, system_from_name
+from codemap.domains.lab.text import SpecimenScorer
 from codemap.rank.hybrid import _fuse
 from codemap.domains.lab.units import parse_unit
 
@@ -43,7 +44,8 @@ def test_scorers_explain_and_adjust():
     assert clash.adjust < 0 and clash.contradicts and "contradicts" in clash.reason
     assert UnitScorer().score({"unit": ""}, mass).reason == ""
     assert SpecimenScorer().score({"specimen": "Blood"}, mass).adjust > 0
-    assert SpecimenScorer().score({"specimen": "Urine"}, mass).adjust < 0
+    against = SpecimenScorer().score({"specimen": "Urine"}, mass)
+    assert against.adjust < 0 and against.contradicts and against.tier < 0  # a stated axis binds
 
 
 def test_fusion_weighted_and_rrf():
@@ -81,8 +83,9 @@ def test_map_writes_explanations_and_hides_contradicted(tmp_path, shared_cache):
                                       "--cache-dir", str(shared_cache)])
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(out, sep="\t")
-    # every candidate shown either fits the unit or has a property no unit speaks to ("clearance")
+    # every candidate shown either fits the unit or has a property no unit speaks to ("clearance"),
+    # and none contradicts a stated axis (urine creatinine contradicts the Blood column)
     assert "unit mg/dL fits MCnc" in frame["explanation"].iloc[0]
-    assert frame["explanation"].str.contains("unit mg/dL fits MCnc").sum() >= 4
-    assert not frame["explanation"].str.contains("contradicts").any()
+    assert frame["explanation"].str.contains("unit mg/dL fits MCnc").sum() >= 3
+    assert not frame["explanation"].str.contains("contradicts|✘").any()
     assert not frame["target_name"].str.contains("Moles/volume").any()

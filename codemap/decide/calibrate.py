@@ -11,7 +11,9 @@ also hide it from other queries sharing that gold code, and the share of missing
 no longer be the one asked for.
 
 Every figure is cross-fitted: the queries are split into folds, a calibrator is fitted on all
-folds but one and scores the held-out one. ECE (expected calibration error, 10 equal-width bins)
+folds but one and scores the held-out one. With several lists, each list is a fold (leave one
+list out): every figure, the pre-approval threshold included, is then measured on a kind of
+list the calibrator was not fitted on. ECE (expected calibration error, 10 equal-width bins)
 is measured on every candidate and on the top candidates; AUROC says how well the top candidate's
 confidence separates right from wrong or missing; the precision-coverage curve gives the share
 of queries whose top candidate can be pre-approved at a precision (the threshold chosen on the
@@ -30,7 +32,7 @@ from .. import __version__
 from ..config import EvalConfig
 from ..errors import CodemapError
 from ..files import atomic_path
-from ..rank.candidates import candidate_features, threshold_at
+from ..rank.candidates import candidate_features, capped, threshold_at
 from .confidence import Calibrator, logistic, ranking_key
 
 log = logging.getLogger(__name__)
@@ -90,9 +92,10 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
                                f"but {first.name} as {first.domain} with {first.ranking!r}; "
                                f"calibrate lists that are ranked alike together")
     dev, weights, folds = pooled(lists, config.folds, config.seed)
+    n_folds = int(folds.max()) + 1
     features = candidate_features(dev.found)
     queries = dev.found["query"].to_numpy()
-    oof = cross_fit(features, dev.labels, folds[queries], config.folds, weights)
+    oof = capped(cross_fit(features, dev.labels, folds[queries], n_folds, weights), dev.found)
     report = measure(dev, oof, folds)
     report["per_list_auroc_top1"] = per_list_auroc(lists, oof)
     fitted = fit_logistic(features, dev.labels, weights)
@@ -103,7 +106,8 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
         fitted_on={"gold": " + ".join(d.name for d in lists), "gold_col": config.golds[0].gold_col,
                    "target": first.target, "queries": dev.n_queries,
                    "candidates": len(dev.found), "missing_share": config.missing_share,
-                   "folds": config.folds, "seed": config.seed, "codemap_version": __version__},
+                   "folds": "one per list" if len(lists) > 1 else config.folds,
+                   "seed": config.seed, "codemap_version": __version__},
         no_match_below=report["no_match_below"],
         metrics={k: v for k, v in report.items() if k not in ("curve", "bins")},
         **fitted)
@@ -131,7 +135,8 @@ def dev_list(gold: EvalConfig, config: CalibrateConfig) -> DevList:
 
 def pooled(lists: list[DevList], folds: int, seed: int) -> tuple[DevSet, np.ndarray, np.ndarray]:
     """The lists as one DevSet (query numbers offset), a weight per candidate (each list's
-    candidates weigh 1/its queries, scaled to mean 1) and a fold per query, balanced per list."""
+    candidates weigh 1/its queries, scaled to mean 1) and a fold per query: its list's number
+    when there are several (leave one list out), else `folds` random folds."""
     frames, offset = [], 0
     for d in lists:
         frames.append(d.dev.found.assign(query=d.dev.found["query"] + offset))
@@ -140,7 +145,8 @@ def pooled(lists: list[DevList], folds: int, seed: int) -> tuple[DevSet, np.ndar
                  np.concatenate([d.dev.labels for d in lists]),
                  np.concatenate([d.dev.missing for d in lists]), offset)
     weights = np.concatenate([np.full(len(d.dev.labels), 1.0 / d.dev.n_queries) for d in lists])
-    fold_of = np.concatenate([query_folds(d.dev.n_queries, folds, seed) for d in lists])
+    fold_of = (np.concatenate([np.full(d.dev.n_queries, n) for n, d in enumerate(lists)])
+               if len(lists) > 1 else query_folds(lists[0].dev.n_queries, folds, seed))
     return dev, weights / weights.mean(), fold_of
 
 
@@ -183,7 +189,7 @@ def fit_logistic(features: np.ndarray, labels: np.ndarray,
 
     mean = features.mean(axis=0)
     scale = features.std(axis=0)
-    scale[scale == 0] = 1.0
+    scale[scale < 1e-9] = 1.0  # constant (up to float noise): rounded below, it would be 0
     model = LogisticRegression(C=1.0, max_iter=1000).fit((features - mean) / scale, labels,
                                                          sample_weight=weights)
     return {"mean": tuple(np.round(mean, 6).tolist()), "scale": tuple(np.round(scale, 6).tolist()),

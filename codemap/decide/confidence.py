@@ -21,10 +21,10 @@ import pandas as pd
 
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
-from ..rank.candidates import FEATURES, candidate_features, threshold_at
+from ..rank.candidates import FEATURES, candidate_features, capped, threshold_at
 
 FORMAT = "codemap-calibration"
-VERSION = 2
+VERSION = 3  # 3: what the row states and contradicts (issue #52), contradictions capped
 
 
 
@@ -70,7 +70,8 @@ class Calibrator:
         """Confidence (0..1) for every candidate row of rank_hybrid's frame."""
         if len(found) == 0:
             return np.zeros(0)
-        return logistic(candidate_features(found), self.mean, self.scale, self.coef, self.intercept)
+        return capped(logistic(candidate_features(found), self.mean, self.scale, self.coef,
+                               self.intercept), found)
 
     def threshold_for(self, precision: float) -> float | None:
         """Lowest confidence at which the dev top-1 precision reaches `precision` (rank.candidates

@@ -21,6 +21,10 @@ A scorer may also say which candidates the row cannot tell apart by name
 name score among them, so evidence, not encoder noise, orders them (a LOINC component's variants
 when the row states no specimen or property: codemap.domains.lab.text.ComponentBackoff).
 
+A scorer may also name each concept's family (`family(concept) -> key or None`: a LOINC code's
+analyte): ranking adds every concept of a row's best-matching families to its candidates, so a
+family's commonest member can be chosen whatever its name looks like.
+
 A reason may end with a mark: ✔ the candidate agrees with the row, ✘ it contradicts the row, ~
 neither: it states what the row does not say, agrees in part, or is preferred by a prior where
 the row says nothing (a common test, the usual specimen). The confidence model reads the ~
@@ -107,3 +111,8 @@ def sibling_keys(scorers: Sequence[EvidenceScorer], row: Mapping[str, str]):
         if group is not None:
             return group(row)
     return None
+
+
+def family_of(scorers: Sequence[EvidenceScorer]):
+    """The first scorer's `family` (concept → key or None), None when no scorer names families."""
+    return next((scorer.family for scorer in scorers if hasattr(scorer, "family")), None)

@@ -11,7 +11,13 @@ import pandas as pd
 
 FEATURES = ("score", "encoder_score", "lexical_score", "margin_next", "gap_top", "log_rank",
             "is_top", "evidence_for", "evidence_against", "top_margin", "top_x_score",
-            "top_x_margin", "evidence_unconfirmed")
+            "top_x_margin", "evidence_unconfirmed", "agreeing", "contradicting",
+            "top_contradicted", "margin_consistent", "log_usage", "first_alone")
+# A candidate that contradicts what its row states (a ✘ reason: another specimen, strength,
+# unit) is never more likely right than this, whatever its other features say (issue #52).
+CONTRADICTED_CAP = 0.5
+USAGE_UNRANKED = 10_000  # the usage rank of a code the common-test lists do not rank
+_USAGE = re.compile(r"common test rank (\d+)")
 MIN_SUPPORT = 10  # dev queries a pre-approval threshold must cover
 # "(+0.05)" as evidence.weigh writes it, with the reason's mark before it when it has one.
 _ADJUSTMENT = re.compile(r"(?:([✔✘~])\s*)?\(([+-]\d+(?:\.\d+)?)\)")
@@ -27,7 +33,10 @@ def candidate_features(found: pd.DataFrame) -> np.ndarray:
     # Top score minus the second (0 with one candidate): the rank-1 row's margin, for every row.
     top_margin = margin.groupby(ordered["query"], sort=False).transform("first")
     is_top = (frame["rank"] == 1).astype(float)
-    adjust = found["explanation"].fillna("").map(_adjustments)
+    explanations = found["explanation"].fillna("")
+    adjust = explanations.map(_adjustments)
+    contradicting = explanations.str.count("✘").astype(float)
+    consistent = _margin_consistent(ordered, contradicting.reindex(ordered.index))
     columns = {
         "score": frame["score"],
         "encoder_score": _numeric(found, "encoder_score"),
@@ -49,8 +58,46 @@ def candidate_features(found: pd.DataFrame) -> np.ndarray:
         # sibling comes first with just such evidence
         # (benchmarks/results/confidence/RULE-unconfirmed.md, RULE-unconfirmed-labs.md).
         "evidence_unconfirmed": adjust.map(lambda a: sum(x for mark, x in a if mark == "~")),
+        # What the row states and the candidate agrees with or contradicts, by count of reasons;
+        # whether the row's first candidate contradicts it; the margin to the best candidate that
+        # does not contradict the row (the rival that a reviewer would take instead).
+        "agreeing": explanations.str.count("✔").astype(float),
+        "contradicting": contradicting,
+        "top_contradicted": (contradicting.where(frame["rank"] == 1, 0.0) > 0).groupby(
+            frame["query"]).transform("max").astype(float),
+        "margin_consistent": consistent.reindex(frame.index),
+        # How commonly the code is ordered (labs): the commonest test of an analyte is the
+        # likelier mapping of a row that names only the analyte.
+        "log_usage": explanations.map(_log_usage),
+        # First by the encoder alone and by spelling alone too (0, 1 or 2 of them): the signals
+        # agreeing is the strongest sign a first candidate is right (codemap.rank.hybrid).
+        "first_alone": explanations.str.extract(r"first by (encoder)?(?: and by )?(spelling)? alone")
+        .notna().sum(axis=1).astype(float),
     }
     return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
+
+
+def _margin_consistent(ordered: pd.DataFrame, contradicting: pd.Series) -> pd.Series:
+    """Per candidate (rows of `ordered`, sorted by query and rank): its score minus the best
+    score among its query's other candidates that contradict nothing the row states (its own
+    score minus 0 when it has no such rival)."""
+    clean = ordered["score"].where(contradicting == 0)
+    best = clean.groupby(ordered["query"], sort=False).transform("max")
+    second = clean.groupby(ordered["query"], sort=False).transform(
+        lambda s: s.nlargest(2).iloc[-1] if s.notna().sum() >= 2 else np.nan)
+    rival = best.where(~((clean == best) & clean.notna()), second)
+    return (ordered["score"] - rival.fillna(0.0)).astype(float)
+
+
+def _log_usage(explanation: str) -> float:
+    found = _USAGE.search(explanation)
+    return float(np.log(min(int(found.group(1)), USAGE_UNRANKED) if found else USAGE_UNRANKED))
+
+
+def capped(confidence: np.ndarray, found: pd.DataFrame) -> np.ndarray:
+    """`confidence` with every candidate that contradicts its row held at CONTRADICTED_CAP."""
+    contradicted = found["explanation"].fillna("").str.contains("✘").to_numpy()
+    return np.where(contradicted, np.minimum(confidence, CONTRADICTED_CAP), confidence)
 
 
 def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:

@@ -12,7 +12,7 @@ from ..config import RankConfig
 from ..embed.index import NameIndex
 from ..progress import bar as progress_bar
 from ..vocab.vocabulary import Vocabulary
-from ..domains.evidence import extra_candidates, for_row, sibling_keys, weigh_bound
+from ..domains.evidence import extra_candidates, family_of, for_row, sibling_keys, weigh_bound
 from .local_names import ScoredNames, mark_conflicts, rejected_reason
 
 CANDIDATE_COLUMNS = ["query", "rank", "target_code", "target_name", "matched_name", "score"]
@@ -22,6 +22,8 @@ QUERY_CHUNK = 256  # queries scored at once: bounds the dense (queries × names)
 # The pooled path scores a chunk's rows against the union of their pools (~ chunk × pool
 # concepts), so its dense matrices grow with the square of the chunk: smaller chunks are faster.
 POOLED_CHUNK = 32
+# A row's best-scoring concepts whose families (a LOINC code's analyte) join its candidates whole.
+FAMILY_SEEDS = 3
 
 
 def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarray,
@@ -47,6 +49,7 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
     local_codes = None if local is None else local.codes
     layout = _ConceptLayout.of(vocab, local_codes)
     attributes = _ConceptRecords(vocab.concepts)
+    families = _Families.of(vocab, family_of(scorers), attributes)
     names = vocab.names["name"].to_numpy()
     if local is not None:
         names = np.concatenate([names, local.names.approved["name"].to_numpy()])
@@ -64,13 +67,14 @@ def rank_hybrid(index: NameIndex, lexical, vocab: Vocabulary, queries: np.ndarra
             if pooled:
                 frames.append(_rank_pooled(index, scored_names, layout, attributes, names,
                                            queries[chunk], rows[chunk], start, scorers, config,
-                                           excluded, hub, rejected))
+                                           excluded, hub, rejected, families))
             else:
                 enc, lex = _name_scores(scored_names, queries[chunk], rows[chunk], config)
                 _mask(enc, lex, excluded, None)
                 frames.append(_rank_chunk(enc, lex, layout, attributes.__getitem__, rows[chunk],
                                           start, scorers, config, names, penalty=penalty,
-                                          local=_LocalView(scored_names, None, rejected)))
+                                          local=_LocalView(scored_names, None, rejected),
+                                          families=families))
             bar.update(len(rows[chunk]))
     frame = pd.DataFrame([r for f in frames for r in f], columns=HYBRID_COLUMNS)
     return frame
@@ -92,7 +96,7 @@ def _mask(enc, lex, exclude, name_rows):
 
 
 def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, offset, scorers,
-                 config, exclude=None, hub=None, rejected=None):
+                 config, exclude=None, hub=None, rejected=None, families=None):
     """Rank a chunk of rows among the concepts an approximate index finds for them.
 
     Scoring every name is names × rows; past `IndexConfig.approximate_above` names each row is
@@ -113,6 +117,9 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
         for q, h in zip(second.rows, more):
             own[q] = np.union1d(own[q], layout.concept_of[h[h >= 0]])
     own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
+    if families is not None:  # the families of each row's nearest concepts join its pool whole
+        own = [np.union1d(o, families.members(_first_distinct(layout.concept_of[h[h >= 0]])))
+               for o, h in zip(own, hits)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
     starts = layout.starts_end[keep]
     sizes = layout.starts_end[keep + 1] - starts
@@ -142,6 +149,41 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
     return _rank_chunk(enc, lex, sub, lambda c: attributes[keep[c]], rows, offset, scorers, config,
                        names[name_rows], allowed, penalty,
                        _LocalView(scored_names, name_rows, rejected))
+
+
+def _first_distinct(concepts: np.ndarray) -> np.ndarray:
+    """The first FAMILY_SEEDS distinct concept numbers of a nearest-first sequence."""
+    _, first = np.unique(concepts, return_index=True)
+    return concepts[np.sort(first)[:FAMILY_SEEDS]]
+
+
+class _Families:
+    """Each concept's family (a domain's `family`: a LOINC code's analyte) and each family's
+    concept numbers, made once per vocabulary and family function."""
+
+    _made: dict = {}
+
+    def __init__(self, of_concept: np.ndarray, members: dict):
+        self.of_concept, self.by_key = of_concept, members
+
+    @classmethod
+    def of(cls, vocab: Vocabulary, family, attributes: "_ConceptRecords") -> "_Families | None":
+        if family is None:
+            return None
+        key = (vocab.id, vocab.content_hash, len(vocab.concepts), type(family.__self__).__name__)
+        if key not in cls._made:
+            keys = np.array([family(attributes[c]) for c in range(len(vocab.concepts))], dtype=object)
+            members: dict = {}
+            for number, found in enumerate(keys):
+                if found is not None:
+                    members.setdefault(found, []).append(number)
+            cls._made = {key: cls(keys, {k: np.array(v, np.int64) for k, v in members.items()})}
+        return cls._made[key]
+
+    def members(self, concepts) -> np.ndarray:
+        """Every concept of the families of `concepts` (concept numbers)."""
+        found = [self.by_key[k] for k in {self.of_concept[c] for c in concepts} if k is not None]
+        return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
 class _ConceptRecords:
@@ -270,7 +312,7 @@ def _sibling_scores(fused_row, candidates, record, key) -> dict:
 
 
 def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None,
-                penalty=None, local=None):
+                penalty=None, local=None, families=None):
     """`record_of(c)` is concept c's row as a dict (`_ConceptRecords`); `allowed` (rows ×
     concepts), when given, limits each row to its own pooled concepts; `penalty` (per concept)
     is subtracted from the encoder scores before fusion (the list's hubness). A row's shown
@@ -294,6 +336,9 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
         top = np.argpartition(-fused[q], pool - 1)[:pool]
         top = top[np.isfinite(fused[q, top])]
         extra = layout.numbers(extra_candidates(scorers, rows[q]))
+        if families is not None:  # the best-scoring concepts' families join whole
+            seeds = top[np.argsort(-fused[q, top], kind="stable")[:FAMILY_SEEDS]]
+            extra = np.union1d(extra, families.members(seeds))
         bound = for_row(scorers, rows[q])  # the row's side of the evidence, once per row
         candidates = [c for c in np.union1d(top, extra) if np.isfinite(fused[q, c])]  # else every name excluded
         name_score = _sibling_scores(fused[q], candidates, record, sibling_keys(scorers, rows[q]))
@@ -320,6 +365,7 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
         typical = float(np.median(penalty[candidates])) if penalty is not None and candidates else 0.0
         lift = share * typical
         shown, best_rows = [], []
+        alone = _firsts_alone(enc_c, lex_c, q, allowed)
         for rank, (_, _, score, _, c, reasons) in enumerate(scored[:config.top_k], start=1):
             name_rows = layout.order[bounds[c]:bounds[c + 1]]
             per_name = sum(m[q, name_rows] for m in (enc, lex) if m is not None)
@@ -330,7 +376,7 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
                    f"lexical {lx}" if lx is not None else "",
                    local.reason(best) if local is not None else "",
                    _hub_reason(share * (penalty[c] - typical)) if penalty is not None else "",
-                   *reasons]
+                   _alone_reason(c, alone), *reasons]
             shown.append([offset + q, rank, layout.concept_codes[c], record(c)["name"],
                           names[best], round(score + lift, 4), e, lx, why])
             best_rows.append((name_rows, per_name))
@@ -371,6 +417,24 @@ class _LocalView:
         """`scored`: per shown candidate, its name columns and their name scores."""
         rows = [np.array([self.row(c) for c in columns]) for columns, _ in scored]
         mark_conflicts(shown, rows, [scores for _, scores in scored], self.names)
+
+
+def _firsts_alone(enc_c, lex_c, q: int, allowed) -> tuple:
+    """Row q's first concept by the encoder alone and by spelling alone (None where that signal
+    is not computed): where they and the ranking agree, the first candidate is far likelier
+    right (issue #52: 95 % of such drug rows), which the confidence reads from the explanation."""
+    def first(matrix):
+        if matrix is None:
+            return None
+        scores = matrix[q] if allowed is None else np.where(allowed[q], matrix[q], -np.inf)
+        return int(np.argmax(scores)) if np.isfinite(scores).any() else None
+    return first(enc_c), first(lex_c)
+
+
+def _alone_reason(c: int, alone: tuple) -> str:
+    """What the explanation says when candidate c is also first by either signal alone."""
+    by = [name for name, first in zip(("encoder", "spelling"), alone) if first == c]
+    return f"first by {' and by '.join(by)} alone" if by else ""
 
 
 def _encoder_share(config: RankConfig) -> float:

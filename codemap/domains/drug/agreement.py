@@ -42,6 +42,7 @@ WEIGHTS = {
 }
 # Tiers (sorted before the score): ingredient match level outweighs a strength contradiction.
 TIER_INGREDIENT_ALL, TIER_INGREDIENT_SOME, TIER_STRENGTH_CONTRADICT = 4, 2, -1
+TIER_FORM_CONTRADICT = -1  # 0 restores a form contradiction to a malus only (RULE.md)
 _ORAL_SOLIDS = {"tablet", "capsule"}
 # What a product is made as, said where a string names no form ("Amoxicillin 250mg/5ml susp" is a
 # liquid): compared with every group of the concept's dose form ("Oral Suspension": oral, liquid).
@@ -155,8 +156,11 @@ class DrugMatcher:
         if wanted & (offered | concept.forms):
             return Evidence(WEIGHTS["form_agree"],
                             f"form {concept.dose_form} ~ source {'/'.join(sorted(wanted))} ✔")
+        # A stated form binds as a stated strength does (issue #52; measured on the drug dev
+        # strings: benchmarks/results/stated-axes/RULE.md).
         return Evidence(WEIGHTS["form_contradict"],
-                        f"form {concept.dose_form} ≠ source {'/'.join(sorted(wanted))} ✘")
+                        f"form {concept.dose_form} ≠ source {'/'.join(sorted(wanted))} ✘",
+                        contradicts=True, tier=TIER_FORM_CONTRADICT)
 
     def brand(self, source: DrugParse, code: str) -> Evidence:
         concept = self.parsed.get(code)

@@ -31,6 +31,17 @@ PROPERTY_WORDS = {
     "moles/mass": "SCnt", "mass/mass": "MCnt", "enzymatic activity/mass": "CCnt",
     "multiple of the median": "MoM", "catalytic activity/volume": "CCnc",
 }
+# The stated axes whose contradiction ranks a candidate below every other (an evidence tier),
+# by scorer name: measured one by one on the lab dev sets (benchmarks/results/stated-axes/RULE.md).
+BINDING = frozenset({"specimen", "text_specimen", "text_timing", "text_property", "text_method",
+                     "unit"})
+CONTRADICTS = -1  # the tier of a contradicted binding axis
+
+
+def contradiction_tier(scorer_name: str) -> int:
+    """The evidence tier of a contradiction of this scorer's axis (0: only its malus)."""
+    return CONTRADICTS if scorer_name in BINDING else 0
+
 # Properties whose values are not quantities with units: a unit neither fits nor contradicts them.
 _UNITLESS = {"PrThr", "Prid", "Type", "Susc", "Imp", "Titr", "MoM"}
 
@@ -98,26 +109,15 @@ def system_from_name(long_name: str) -> str:
     return found.group(1).strip() if found else ""
 
 
-@functools.lru_cache(maxsize=1 << 16)  # called per (row, candidate): half the ranking time uncached
-def specimen_group(text: str) -> str:
-    """Specimen group of a local specimen or LOINC system ("" when unknown; "Sérum" is serum)."""
-    text = f" {without_accents(text).lower().strip()} "
-    for group, words in SPECIMEN_GROUPS:
-        if any(f" {w}" in text or text.strip().startswith(w.strip()) for w in words):
-            return group
-    return ""
-
-
 def add_loinc_axes(concepts: pd.DataFrame) -> pd.DataFrame:
     """Concept table with `property`, `system` (read from the long name where the table has
-    none), `specimen_group` and `example_units` (UCUM, from LOINC 2.67) where known."""
+    none) and `example_units` (UCUM, from LOINC 2.67) where known."""
     concepts = concepts.copy()
     # A short-name table's axes come read already (loinc_parts.with_short_name_axes).
     if "property" not in concepts.columns:
         concepts["property"] = concepts["name"].map(property_from_name)
     if "system" not in concepts.columns:
         concepts["system"] = concepts["name"].map(system_from_name)
-    concepts["specimen_group"] = concepts["system"].map(specimen_group)
     units = example_units()
     concepts["example_units"] = concepts["code"].map(lambda c: "|".join(units.get(c, ())))
     return concepts
@@ -154,32 +154,8 @@ class UnitScorer:
         if unit.ucum.lower() in {u.lower() for u in examples.split("|") if u} \
                 or prop in unit.properties:
             return Evidence(self.match, f"unit {unit.raw} fits {prop}")
-        return Evidence(self.mismatch, f"unit {unit.raw} contradicts {prop}", contradicts=True)
-
-
-@dataclass(frozen=True)
-class SpecimenScorer:
-    """Prefer candidates whose LOINC SYSTEM is in the row's specimen group."""
-
-    match: float = 0.03
-    mismatch: float = -0.08
-    name: str = "specimen"
-
-    def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
-        return _score_with(self, row, concept)
-
-    def for_row(self, row: Mapping[str, str]):
-        """None for a row without a known specimen group."""
-        source = specimen_group(row.get("specimen", ""))
-        return functools.partial(self._score, row, source) if source else None
-
-    def _score(self, row: Mapping[str, str], source: str, concept: Mapping[str, object]) -> Evidence:
-        target = str(concept.get("specimen_group", "") or "")
-        if not target:
-            return NO_EVIDENCE
-        if source == target:
-            return Evidence(self.match, f"specimen {row['specimen']} fits {concept.get('system')}")
-        return Evidence(self.mismatch, f"specimen {row['specimen']} ≠ {concept.get('system')}")
+        return Evidence(self.mismatch, f"unit {unit.raw} contradicts {prop} ✘", contradicts=True,
+                        tier=contradiction_tier(self.name))
 
 
 def without_accents(text: str) -> str:

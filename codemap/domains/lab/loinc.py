@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from importlib import resources
 from typing import Mapping
@@ -26,6 +26,7 @@ import pandas as pd
 
 from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
                    without_accents)
+from .specimens import Specimen, SpecimenTable, read_specimen, system_specimen
 
 # Local words for a PROPERTY family (LOINC writes "[Mass/volume]", labs write "level").
 FRACTION = frozenset({"NFr", "MFr", "VFr", "SFr", "CFr", "ArVFr", "Fr"})
@@ -55,8 +56,13 @@ _BLOOD_CELLS = re.compile(r" blood cells? ")
 # In a label, "RBC" is an analyte (a red-cell count), not a specimen as in LOINC's systems.
 _TEXT_NOT_SPECIMEN = {"rbc", "red blood cell"}
 # Order for the text: a body-fluid word wins over "blood" ("RBC, Pleural"), urine over blood
-# ("Blood, Urine" is haematuria), as in labs.SPECIMEN_GROUPS otherwise.
+# ("Blood, Urine" is haematuria), as in labs.SPECIMEN_GROUPS otherwise; a specimen of its own
+# (sweat, saliva: specimen_table) before the body fluids.
 _TEXT_GROUP_ORDER = ("csf", "urine", "stool", "fluid", "blood")
+# Words of LOINC systems that name no specimen: a row that writes them states none.
+_SYSTEM_STOPWORDS = frozenset({"or", "and", "of", "from", "in", "specimen", "specimens",
+                               "unspecified", "hour", "time", "narrative", "nominal", "tests"})
+QUALIFIER_CODES = 5  # codes whose systems must use a word for it to qualify a specimen group
 _LOINC_CODE = re.compile(r"^\d{1,7}-\d$")
 _BRACKETS = re.compile(r"\[([^\]]+)\]")
 
@@ -67,7 +73,8 @@ class Axes:
 
     component: str = ""
     system: str = ""  # the system as written ("Serum or Plasma", "Ser/Plas", "Urine")
-    group: str = ""  # specimen group of the system (labs.SPECIMEN_GROUPS)
+    group: str = ""  # specimen group of the system (specimen_table)
+    qualifier: str = ""  # what the system adds within its group ("arterial" blood)
     properties: frozenset = frozenset()  # acceptable PROPERTY codes (a text may allow several)
     timing: str = ""  # "24H", "Pt"…
     methods: frozenset = frozenset()  # method phrases, lower case ("" = no method)
@@ -176,29 +183,6 @@ def _method_stems(naming: dict[str, set], analyte: set[str]) -> dict[str, frozen
             and not any(w.startswith(stem) for w in _CUE_WORDS)}
 
 
-@functools.lru_cache(maxsize=1)
-def short_name_specimens() -> dict[str, str]:
-    """Short-name system abbreviation, folded ("urns", "bldv") → specimen group, learned from the
-    shipped codes: a short-name word that spells its long name's system in order ("UrnS" of
-    "Urine sediment"), in ≥ 3 codes, ≥ 90 % of them in one group."""
-    votes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for row in ranked_codes().to_dict("records"):
-        axes = concept_axes(row)
-        system = axes.system.lower()
-        for word in set(fold(row["short_name"]).split()):
-            if axes.group and len(word) >= 3 and word.isalpha() and _spells(word, system):
-                votes[word][axes.group] += 1
-    analyte = {w for name in ranked_codes()["name"] for w in fold(component_from_name(name)).split()}
-    learned = {}
-    for word, groups in votes.items():
-        if word in analyte or word in _TEXT_NOT_SPECIMEN:  # "Jolly bod", "RBC": analyte words
-            continue
-        group, n = max(groups.items(), key=lambda item: item[1])
-        if n >= 3 and n >= 0.9 * sum(groups.values()):
-            learned[word] = group
-    return learned
-
-
 def _spells(word: str, system: str) -> bool:
     """`word` starts like `system` and its letters follow in order ("urns" in "urine sediment")."""
     if not system.startswith(word[0]):
@@ -224,24 +208,30 @@ def linguistic_variant() -> pd.DataFrame:
 
 
 @functools.lru_cache(maxsize=1)
-def variant_specimens() -> dict[str, str]:
-    """Folded SYSTEM of the linguistic variant (" zerebrospinalflussigkeit ") → specimen group,
-    learned by code from the English system: a value naming ≥ 2 codes, ≥ 90 % of them in one
-    group. A value that is also the analyte of one of the variant's components ("Erythrozyten")
-    is left out: in a label it names the analyte (but "Urinsediment", of "Urinsediment
-    Kommentare", stays a specimen)."""
+def variant_systems() -> dict[str, str]:
+    """Folded SYSTEM of the linguistic variant (" zerebrospinalflussigkeit ") → the English
+    system of the same codes ("Cerebral spinal fluid"), learned by code: a value naming ≥ 2
+    codes, ≥ 90 % of them one English system's specimen. A value that is also the analyte of one
+    of the variant's components ("Erythrozyten") is left out: in a label it names the analyte
+    (but "Urinsediment", of "Urinsediment Kommentare", stays a specimen)."""
     variant = linguistic_variant()
-    groups = {row["code"]: concept_axes(row).group for row in ranked_codes().to_dict("records")}
+    english = {row["code"]: _system_of(row["name"].split(" --")[0])
+               for row in ranked_codes().to_dict("records")}
     pairs = pd.DataFrame({"system": variant["system"].map(fold),
-                          "group": variant["code"].map(groups).fillna("")})
-    pairs = pairs[pairs["group"] != ""]
+                          "english": variant["code"].map(english).fillna("")})
+    pairs = pairs[pairs["english"].map(lambda e: bool(system_specimen_of(e)))]
     analyte = set(variant["component"].str.split(r"[.^/]", regex=True).str[0].map(fold))
     learned = {}
-    for system, found in pairs.groupby("system")["group"]:
-        counts = found.value_counts()
-        if len(found) >= 2 and counts.iloc[0] >= 0.9 * len(found) and system not in analyte:
-            learned[system] = counts.index[0]
+    for system, found in pairs.groupby("system")["english"]:
+        read = found.map(lambda e: system_specimen_of(e)).value_counts()
+        if len(found) >= 2 and read.iloc[0] >= 0.9 * len(found) and system not in analyte:
+            learned[system] = found[found.map(system_specimen_of) == read.index[0]].iloc[0]
     return learned
+
+
+def variant_specimens() -> dict[str, str]:
+    """variant_systems' specimen groups (" urin " → "urine")."""
+    return {german: system_specimen_of(english).group for german, english in variant_systems().items()}
 
 
 @functools.lru_cache(maxsize=1)
@@ -283,9 +273,27 @@ def _concept_axes(name, short_name, component, prop, system, timing, method) -> 
         hours = re.search(r"\b(\d+) hour\b", main)
         timing = f"{hours.group(1)}H" if hours else ("Pt" if system else "")
     method = method.lower() if method else _method_from_name(main)
+    specimen = system_specimen_of(system)
     return Axes(component=(component or component_from_name(main)).lower(), system=system,
-                group=specimen_group_of_system(system), properties=frozenset({prop} - {""}),
+                group=specimen.group, qualifier=specimen.qualifier,
+                properties=frozenset({prop} - {""}),
                 timing=timing.upper() if timing != "Pt" else timing, methods=frozenset({method}))
+
+
+_COMPONENT_PARTS = re.compile(r"[./^]")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def component_parts(component: str) -> tuple[str, frozenset]:
+    """A LOINC component's analyte and the words that make it one test of that analyte, split
+    where LOINC's component syntax adds a subpart, a divisor or a qualifier ('.', '/', '^'):
+    "bilirubin.direct" → ("bilirubin", {"direct"}); "glomerular filtration rate/1.73 sq
+    m.predicted among blacks" → ("glomerular filtration rate", {"predicted", "among", "blacks"})."""
+    found = _COMPONENT_PARTS.search(component)
+    if not found or found.start() == 0:
+        return component.strip(), frozenset()
+    detail = fold(component[found.start():]).split()
+    return component[:found.start()].strip(), frozenset(w for w in detail if len(w) >= 3 and w.isalpha())
 
 
 def component_from_name(long_name: str) -> str:
@@ -414,14 +422,66 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
     return concepts
 
 
+@functools.lru_cache(maxsize=1)
+def specimen_table() -> SpecimenTable:
+    """How a LOINC system names its specimen: the hand table's spellings (columns.SPECIMEN_GROUPS,
+    local words no shipped file gives), then each system of the shipped long names that none of
+    them names, as a group of its own ("Sweat", "Saliva", "Bone marrow": used by ≥ 2 codes, no
+    analyte's word, not "unspecified"), before the body fluids and blood; and the words that
+    qualify a group: words of its systems in ≥ QUALIFIER_CODES codes that are no group's
+    spelling and no analyte's word ("arterial", "venous", "capillary", "cord")."""
+    hand = dict(SPECIMEN_GROUPS)
+    base = SpecimenTable(tuple((fold(s).strip(), Specimen(g)) for g in _TEXT_GROUP_ORDER
+                               for s in hand[g]), {})
+    systems = Counter(fold(_system_of(n.split(" --")[0])).strip() for n in ranked_codes()["name"])
+    analyte, spelled = _analyte_words(), {w for s, _ in base.spellings for w in s.split()}
+    own, qualifying = set(), Counter()
+    for system, codes in systems.items():
+        words = [w for w in system.split() if w not in _SYSTEM_STOPWORDS]
+        group = system_specimen(f" {system} ", base).group
+        if group:
+            qualifying.update({(group, w): codes for w in words
+                               if w.isalpha() and len(w) >= 3 and w not in spelled | analyte})
+        elif codes >= 2 and words and not set(words) & analyte and "unspecified" not in system:
+            own.add(" ".join(words))
+    before = [s for s in base.spellings if s[1].group not in ("fluid", "blood")]
+    after = [s for s in base.spellings if s[1].group in ("fluid", "blood")]
+    return SpecimenTable(tuple(before + [(o, Specimen(o)) for o in sorted(own)] + after),
+                         {w: g for (g, w), n in qualifying.items() if n >= QUALIFIER_CODES})
+
+
+@functools.lru_cache(maxsize=1)
+def _analyte_words() -> frozenset:
+    """Words of the shipped codes' components, where a bracketed property shows where the
+    component ends ("Chloride [Moles/volume] in Sweat")."""
+    return frozenset(w for n in ranked_codes()["name"] if " [" in n
+                     for w in fold(n.split(" [")[0]).split())
+
+
+@functools.lru_cache(maxsize=1)
+def row_specimen_table() -> SpecimenTable:
+    """What a row's words may state: specimen_table less the spellings that in a label name an
+    analyte ("RBC"), then the short names' system words (short_name_readings: "ur", "swt") and
+    the German variant's systems (variant_systems), each as the specimen of its English system."""
+    table = specimen_table()
+    learned = [(word, system) for word, system in short_name_readings()[1].items()
+               if word not in _TEXT_NOT_SPECIMEN and word not in _analyte_words()]
+    learned += [(german.strip(), english) for german, english in variant_systems().items()]
+    read = [(word, system_specimen_of(system)) for word, system in learned]
+    return SpecimenTable(tuple([s for s in table.spellings if s[0] not in _TEXT_NOT_SPECIMEN]
+                               + [(w, s) for w, s in read if s.group]), table.qualifiers,
+                         _analyte_words())
+
+
 @functools.lru_cache(maxsize=4096)
+def system_specimen_of(system: str) -> Specimen:
+    """The specimen of a LOINC system in any spelling ("Ser/Plas", "Arterial blood", "SerPl")."""
+    return system_specimen(fold(system.replace("/", " ").replace("SerPl", "Ser Pl")), specimen_table())
+
+
 def specimen_group_of_system(system: str) -> str:
-    """Specimen group of a LOINC system in any spelling ("Ser/Plas", "Serum or Plasma", "SerPl")."""
-    words = fold(system.replace("/", " ").replace("SerPl", "Ser Pl"))
-    for group, spellings in SPECIMEN_GROUPS:
-        if any(f" {s.strip()} " in words for s in spellings):
-            return group
-    return ""
+    """Specimen group of a LOINC system in any spelling."""
+    return system_specimen_of(system).group
 
 
 # --- a row's text ---------------------------------------------------------------------------
@@ -430,36 +490,19 @@ def specimen_group_of_system(system: str) -> str:
 def text_axes(text: str) -> Axes:
     """What a lab label says about the LOINC axes ("Glucose, 24 hr Urine" → urine, 24H)."""
     words = fold(text)
-    read = {"system": _text_group(words), "property": _text_properties(str(text), words),
+    specimen = text_specimen(words)
+    read = {"system": (specimen.group, specimen.said), "property": _text_properties(str(text), words),
             "timing": _text_timing(words), "method": _text_methods(words)}
     said = {axis: cue for axis, (value, cue) in read.items() if value}
-    (group, _), (properties, _), (timing, _), (methods, _) = read.values()
-    return Axes(group=group, properties=properties, timing=timing, methods=methods, said=said)
+    (_, (properties, _), (timing, _), (methods, _)) = read.values()
+    return Axes(group=specimen.group, qualifier=specimen.qualifier, properties=properties,
+                timing=timing, methods=methods, said=said)
 
 
-def _text_group(words: str) -> tuple[str, str]:
-    groups = dict(SPECIMEN_GROUPS)
-    words = _BLOOD_CELLS.sub(" ", words)
-    for group in _TEXT_GROUP_ORDER:
-        for spelling in groups[group]:
-            said = _said(words, spelling.strip())
-            if said:
-                return group, said
-    learned = short_name_specimens()
-    found = {learned[w]: w for w in words.split() if w in learned}
-    for system, group in variant_specimens().items():  # "in Zerebrospinalflussigkeit"
-        if system in words:
-            found.setdefault(group, system.strip())
-    group = next((g for g in _TEXT_GROUP_ORDER if g in found), "")
-    return (group, found[group]) if group else ("", "")
-
-
-def _said(words: str, spelling: str) -> str:
-    """How the folded text writes a specimen word: as spelled or in the plural ("urines" of a
-    French label, "fluids"); "" where it does not, or names an analyte ("RBC")."""
-    if spelling in _TEXT_NOT_SPECIMEN:
-        return ""
-    return next((w for w in (spelling, f"{spelling}s") if f" {w} " in words), "")
+def text_specimen(words: str) -> Specimen:
+    """The specimen the folded text states (row_specimen_table), "Red/White Blood Cells" read
+    as cells, not as blood."""
+    return read_specimen(_BLOOD_CELLS.sub(" ", words), row_specimen_table())
 
 
 def _text_properties(text: str, words: str) -> tuple[frozenset, str]:

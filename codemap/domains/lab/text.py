@@ -3,11 +3,14 @@
 Same interface as the scorers of codemap.labs (`name`, `score`, `for_row`), one scorer per signal
 so a learned ranker can weigh each on its own:
 
-- text_specimen, text_property, text_timing, text_method: the row's text read as LOINC axes
-  (codemap.domains.lab.loinc) against the candidate's axes; agreement is a bonus, a contradiction a
-  malus, with the reason ("text says 24 hr urine; candidate is 24 hour Urine"). A fact the row
-  also gives in a column (a specimen or unit the column scorers understand) is left to those
-  scorers, so it is not counted twice.
+- specimen (the row's specimen column), text_specimen, text_property, text_timing, text_method:
+  what the row states read as LOINC axes (codemap.domains.lab.loinc) against the candidate's
+  axes; agreement is a bonus, a contradiction a malus, with the reason ("specimen urine, from
+  'Urinary'; candidate is Serum or Plasma ✘"). A fact the row also gives in a column (a specimen
+  or unit the column scorers understand) is left to those scorers, so it is not counted twice.
+  A stated axis binds (BINDING): a candidate that contradicts it ranks below every candidate
+  that does not (an evidence tier), whatever its name score, and the confidence model reads the
+  contradiction (issue #52: "urinary potassium" had the serum code first at confidence 0.94).
 - usual_specimen, usual_method: when the row states no specimen / no method, prefer the
   candidate whose system / method carries the larger share of its component's ordering
   (codemap.domains.lab.commonness, learned from the LOINC common-test ranks).
@@ -24,9 +27,11 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from ..evidence import NO_EVIDENCE, Evidence
-from .columns import CategoryScorer, SpecimenScorer, UnitScorer, specimen_group
+from .columns import CategoryScorer, UnitScorer, contradiction_tier
 from .commonness import UsageScorer, usual_methods, usual_systems
-from .loinc import Axes, concept_axes, is_loinc_code, long_name_system, text_axes
+from .loinc import (Axes, component_parts, concept_axes, fold, is_loinc_code, long_name_system,
+                    system_specimen_of, text_axes, text_specimen)
+from .specimens import Specimen
 from .units import parse_unit
 
 _is_loinc = functools.lru_cache(maxsize=1 << 16)(is_loinc_code)
@@ -41,8 +46,13 @@ def _row_axes(row: Mapping[str, str]) -> Axes:
     return text_axes(str(row.get("text", "") or ""))
 
 
+def column_specimen(row: Mapping[str, str]) -> Specimen:
+    """The specimen the row's specimen column states ("Arterial blood", "Urin", "CSF")."""
+    return text_specimen(fold(str(row.get("specimen", "") or "")))
+
+
 def _column_specimen(row: Mapping[str, str]) -> bool:
-    return bool(specimen_group(row.get("specimen", "") or ""))
+    return bool(column_specimen(row))
 
 
 def _column_unit(row: Mapping[str, str]) -> bool:
@@ -78,8 +88,10 @@ class _Axis:
 # timing: "24 hr" vs 24H/Pt; method: "Automated count", "dipstick" vs the method. A method-less
 # candidate is no contradiction of a method: LOINC leaves the method out of the everyday code.
 AXES = {
-    "text_specimen": _Axis("system", lambda t: t.group, lambda a: a.group, lambda t, v: t == v,
-                           lambda a: a.system, _column_specimen),
+    "text_specimen": _Axis("system", lambda t: Specimen(t.group, t.qualifier),
+                           lambda a: Specimen(a.group, a.qualifier),
+                           lambda t, v: not t.contradicted_by(v), lambda a: a.system,
+                           _column_specimen),
     "text_property": _Axis("property", lambda t: t.properties, lambda a: _first(a.properties),
                            lambda t, v: v in t, lambda a: _first(a.properties), _column_unit),
     "text_timing": _Axis("timing", lambda t: t.timing, lambda a: a.timing, lambda t, v: t == v,
@@ -109,9 +121,38 @@ class TextAxisScorer(_BoundScorer):
         value = axis.candidate(axes) if axes is not None else ""
         if not value:
             return NO_EVIDENCE
-        reason = f"text says {said.said[axis.said]}; candidate is {axis.shown(axes)}"
-        agrees = axis.agrees(axis.text(said), value)
-        return Evidence(self.match if agrees else self.mismatch, reason)
+        stated = axis.text(said)
+        told = stated.shown() if isinstance(stated, Specimen) else said.said[axis.said]
+        if axis.agrees(stated, value):
+            return Evidence(self.match, f"text says {told}, from '{said.said[axis.said]}'; "
+                                        f"candidate is {axis.shown(axes)} ✔")
+        return Evidence(self.mismatch, f"text says {told}, from '{said.said[axis.said]}'; "
+                                       f"candidate is {axis.shown(axes)} ✘", contradicts=True,
+                        tier=contradiction_tier(self.name))
+
+
+@dataclass(frozen=True)
+class SpecimenScorer(_BoundScorer):
+    """The row's specimen column (read as the text is: "Arterial blood", "Urin", "LCR") against
+    the candidate's system; a contradiction binds like the text's (BINDING)."""
+
+    match: float = 0.03
+    mismatch: float = -0.08
+    name: str = "specimen"
+
+    def for_row(self, row: Mapping[str, str]):
+        stated = column_specimen(row)
+        return functools.partial(self._score, stated, row["specimen"]) if stated else None
+
+    def _score(self, stated: Specimen, column: str, concept: Mapping[str, object]) -> Evidence:
+        system = str(concept.get("system", "") or "")
+        found = system_specimen_of(system) if system else Specimen()
+        if not found:
+            return NO_EVIDENCE
+        if not stated.contradicted_by(found):
+            return Evidence(self.match, f"specimen {column} fits {system} ✔")
+        return Evidence(self.mismatch, f"specimen {column} ≠ {system} ✘", contradicts=True,
+                        tier=contradiction_tier(self.name))
 
 
 @dataclass(frozen=True)
@@ -173,7 +214,13 @@ class ComponentBackoff(_BoundScorer):
     Candidates are grouped by component (with its challenge, "--1 hour post meal", which is part
     of a LOINC component) plus each axis the row does state (text or column). A stated specimen
     keeps every system apart, not only specimen groups: a row that names one says which
-    ("Bld" is not "SerPl", though both are blood). Adds no evidence itself.
+    ("Bld" is not "SerPl", though both are blood). Adds no evidence itself. (Grouping by analyte,
+    "Bilirubin" of "Bilirubin.direct" and ".total", unless the row writes the subpart, lost six
+    rows over the lab dev sets and was not adopted: benchmarks/results/stated-axes/RULE.md.)
+
+    Its `family` is the analyte (loinc.component_parts): ranking adds every code of a row's
+    best-matching analytes to its candidates (issue #52), so the commonest test of the analyte
+    is there to be chosen whatever its name looks like.
     """
 
     name: str = "component_backoff"
@@ -195,6 +242,11 @@ class ComponentBackoff(_BoundScorer):
         challenge = str(concept.get("name", "") or "").partition(" --")[2].lower()
         values = (axes.system.lower(), _first(axes.properties), axes.timing, _first(axes.methods))
         return (axes.component, challenge, *(v if s else None for v, s in zip(values, stated)))
+
+    def family(self, concept: Mapping[str, object]) -> str | None:
+        """The candidate's analyte (None for a code that is not LOINC's)."""
+        axes = _loinc_axes(concept)
+        return component_parts(axes.component)[0] if axes is not None and axes.component else None
 
 
 def text_scorers() -> list:

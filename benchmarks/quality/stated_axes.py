@@ -1,0 +1,101 @@
+"""What a row states, kept (issue #52): each set ranked by the encoder alone, the lexical index
+alone and the default ranking, with what the default's first candidate does with the axes the row
+states.
+
+Per set and method: acc@1, acc@10; for the default also the rows that state a specimen (in the
+text or a specimen column, read by the lab domain) and the share of them whose first candidate
+has that specimen, and the top candidates with their explanations (raw, for the confidence fit
+and for reading errors).
+
+    python benchmarks/quality/stated_axes.py OUT.json --sets labs_nofluid,german_labs
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods
+from codemap.evaluate.metrics import gold_ranks, score_ranks
+from codemap.domains.lab.part_translation import held_out
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets
+from sets import load  # noqa: E402
+
+KEEP = 10  # candidates kept per row in the raw file
+
+
+def ranked(name: str) -> dict:
+    """The set's three rankings: scores, and the default's top candidates per row."""
+    started = time.perf_counter()
+    g = load(name)
+    held_out(set().union(*g.gold))  # the German sets: the part lexicon learns without their codes
+    drugs = g.kind == "drug"
+    methods = eval_methods(g.base, drugs=drugs)
+    out = {"set": name, "kind": g.kind, "n": len(g.gold), "methods": {}}
+    for label, key in (("encoder", "encoder"), ("lexical", "lexical"),
+                       ("default", DEFAULT_METHOD[drugs])):
+        found = g.rank(methods[key])
+        ranks = gold_ranks(found, g.gold)
+        out["methods"][label] = {**score_ranks(ranks).as_row(), "ranks": ranks}
+        if label == "default":
+            out["rows"] = _rows(found, g)
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def _rows(found, g) -> list[dict]:
+    rows = []
+    for q, group in found.sort_values(["query", "rank"]).groupby("query", sort=True):
+        top = group.head(KEEP)
+        rows.append({"text": g.rows[q]["text"], "specimen": g.rows[q].get("specimen", ""),
+                     "unit": g.rows[q].get("unit", ""), "gold": sorted(g.gold[q]),
+                     "codes": top["target_code"].tolist(), "names": top["target_name"].tolist(),
+                     "scores": [float(s) for s in top["score"]],
+                     "encoder": [None if v is None else float(v) for v in top["encoder_score"]],
+                     "lexical": [None if v is None else float(v) for v in top["lexical_score"]],
+                     "explanations": top["explanation"].tolist()})
+    return rows
+
+
+def _switch(args) -> None:
+    """The pieces measured on and off (benchmarks/results/stated-axes/RULE.md), set as asked."""
+    from codemap.domains.drug import agreement
+    from codemap.domains.lab import columns
+    from codemap.rank import hybrid
+
+    if args.binding is not None:
+        columns.BINDING = frozenset() if args.binding == "none" else frozenset(args.binding.split(","))
+    if args.families is not None:
+        hybrid.FAMILY_SEEDS = args.families
+    if args.drug_form_tier is not None:
+        agreement.TIER_FORM_CONTRADICT = args.drug_form_tier
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--sets", required=True, help="comma-separated names of benchmarks/sets.py")
+    parser.add_argument("--binding", help="comma-separated lab scorer names whose contradiction "
+                        "binds (columns.BINDING; default: as shipped; 'none' for none)")
+    parser.add_argument("--families", type=int, help="hybrid.FAMILY_SEEDS (0: no family pool)")
+    parser.add_argument("--drug-form-tier", type=int, help="agreement.TIER_FORM_CONTRADICT")
+    args = parser.parse_args(argv)
+    _switch(args)
+    results = []
+    for name in args.sets.split(","):
+        result = ranked(name)
+        results.append(result)
+        m = result["methods"]
+        print(f"{name:28} n={result['n']:4}  " + "  ".join(
+            f"{k} {v['acc@1']:.3f}/{v['acc@10']:.3f}" for k, v in m.items())
+              + f"  ({result['seconds']} s)", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

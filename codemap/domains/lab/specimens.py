@@ -1,0 +1,94 @@
+"""A specimen as a row states it and as a LOINC system names it, read the same way.
+
+Both sides are read as a `Specimen`: a group (the kind of specimen: blood, urine, CSF, stool,
+body fluid, and each other specimen the shipped LOINC names use, such as sweat or saliva) and a
+qualifier within it ("arterial" blood, "venous" blood). The tables of spellings are built in
+codemap.domains.lab.loinc from what LOINC itself writes (its systems, its short names' system
+words, the German variant's systems) beside the hand table of local words in
+columns.SPECIMEN_GROUPS; this module only matches words against them.
+
+A row's word also matches a spelling of five letters or more that it bends or extends:
+"urinary" and "urinaire" are "urine", "arteriell" is "arterial" (shared_start).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Specimen:
+    """What a row states, or a system names; "" where nothing is known."""
+
+    group: str = ""
+    qualifier: str = ""  # e.g. "arterial", within its group
+    said: str = ""  # the row's words that stated it ("urinary", "arterial")
+
+    def __bool__(self) -> bool:
+        return bool(self.group)
+
+    def shown(self) -> str:
+        return f"{self.qualifier} {self.group}".strip()
+
+    def contradicted_by(self, system: "Specimen") -> bool:
+        """Whether a candidate's system contradicts this stated specimen: another group, or, when
+        a qualifier is stated, a system without it. A system of unknown group says nothing."""
+        if not system.group:
+            return False
+        return system.group != self.group or bool(self.qualifier) and self.qualifier != system.qualifier
+
+
+@dataclass(frozen=True)
+class SpecimenTable:
+    """Spellings in the order they are tried, each with the specimen it names ("blda" → arterial
+    blood), and each qualifier word with its group ("arterial" → blood)."""
+
+    spellings: tuple[tuple[str, Specimen], ...]
+    qualifiers: dict  # folded word → its group
+    # Words a row uses as they are, never bent into a spelling: analytes ("plasminogen").
+    unbent: frozenset = frozenset()
+
+
+def shared_start(word: str, spelling: str) -> bool:
+    """`word` is `spelling` bent or extended: equal, a plural, or starting with all of a spelling
+    of five letters or more but its last letter (six letters or less: "urinary" of "urine") or
+    last two ("arteriell" of "arterial")."""
+    if word == spelling or word == f"{spelling}s":
+        return True
+    if len(spelling) < 5 or " " in spelling:
+        return False
+    keep = len(spelling) - (1 if len(spelling) <= 6 else 2)
+    return len(word) >= keep and word[:keep] == spelling[:keep]
+
+
+def read_specimen(words: str, table: SpecimenTable) -> Specimen:
+    """The first specimen of `table` that the folded `words` (" urinary potassium ") state, with
+    the qualifier they state in its group; a qualifier alone ("pO2 arterial") states its group."""
+    tokens = words.split()
+    bends = lambda token, spelling: (token == spelling if token in table.unbent
+                                     else shared_start(token, spelling))
+    named, said = Specimen(), ""
+    for spelling, specimen in table.spellings:
+        hit = (spelling if f" {spelling} " in words else "") if " " in spelling else next(
+            (token for token in tokens if bends(token, spelling)), "")
+        if hit:
+            named, said = specimen, hit
+            break
+    if named.qualifier:
+        return Specimen(named.group, named.qualifier, said)
+    qualifier = next(((word, token) for token in tokens for word, of in table.qualifiers.items()
+                      if (not named.group or of == named.group) and bends(token, word)),
+                     None)
+    if qualifier is None:
+        return Specimen(named.group, "", said)
+    word, token = qualifier
+    return Specimen(table.qualifiers[word], word, f"{token} {said}".strip())
+
+
+def system_specimen(system_words: str, table: SpecimenTable) -> Specimen:
+    """A LOINC system's specimen ("arterial blood" → blood, arterial): its words matched exactly
+    (a system is written in LOINC's own words, nothing to bend)."""
+    group = next((found.group for spelling, found in table.spellings
+                  if f" {spelling} " in system_words), "")
+    qualifier = next((w for w, of in table.qualifiers.items()
+                      if of == group and f" {w} " in system_words), "")
+    return Specimen(group, qualifier)

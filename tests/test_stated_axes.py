@@ -1,0 +1,111 @@
+"""What a row states binds its candidates (issue #52): the specimen read from LOINC's own
+systems, short names and German variant; a contradicted stated axis ranks below every
+candidate that does not contradict it; the confidence of a contradicted candidate is capped."""
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from codemap.cli import app
+from codemap.domains.lab.loinc import (component_parts, row_specimen_table, specimen_table,
+                                       system_specimen_of, text_axes)
+from codemap.domains.lab.specimens import Specimen, shared_start
+from codemap.domains.lab.text import SpecimenScorer, TextAxisScorer
+from codemap.rank.candidates import CONTRADICTED_CAP, candidate_features, capped, FEATURES
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("text, group, qualifier", [
+    ("Urinary potassium", "urine", ""),        # a bent word: "urinary" of "urine"
+    ("Potassium, urinaire", "urine", ""),
+    ("Sweat chloride", "sweat", ""),           # a specimen LOINC names, not in the hand table
+    ("Saliva cortisol", "saliva", ""),
+    ("CSF glucose", "csf", ""),
+    ("Glucose LCR", "csf", ""),
+    ("Kalium im Urin", "urine", ""),
+    ("Zink in Sperma", "semen", ""),           # the German variant's system, learned by code
+    ("pO2 arterial", "blood", "arterial"),     # a qualifier alone states its group
+    ("pO2 arteriell", "blood", "arterial"),
+    ("Cord blood pH", "blood", "cord"),
+    ("Chloride Sweat", "sweat", ""),           # a short name's system word
+    ("Red blood cell count", "", ""),          # cells, not the specimen
+    ("Sodium", "", ""),
+])
+def test_the_row_states_its_specimen(text, group, qualifier):
+    axes = text_axes(text)
+    assert (axes.group, axes.qualifier) == (group, qualifier)
+    if group:
+        assert axes.said["system"]  # the words that told us, for the explanation
+
+
+def test_specimen_tables_are_learned_from_loinc():
+    table = specimen_table()
+    own = {specimen.group for _, specimen in table.spellings}
+    assert {"sweat", "saliva", "semen"} <= own  # systems of the shipped names, groups of their own
+    assert {"arterial", "venous", "capillary", "cord"} <= set(table.qualifiers)
+    assert "cells" not in table.qualifiers and "tissue" not in own  # analyte words are not
+    assert system_specimen_of("Arterial blood") == Specimen("blood", "arterial")
+    assert system_specimen_of("Serum or Plasma") == Specimen("blood", "")
+    assert ("schwei", Specimen("sweat")) in row_specimen_table().spellings  # German "Schweiß"
+
+
+def test_shared_start_bends_long_spellings_only():
+    assert shared_start("urinary", "urine") and shared_start("arteriell", "arterial")
+    assert not shared_start("serology", "serum") and not shared_start("liquid", "liquor")
+    assert not shared_start("urn", "ur") and shared_start("urines", "urine")  # a plural bends
+
+
+def test_a_contradicted_stated_axis_binds():
+    serum = {"code": "2823-3", "name": "Potassium [Moles/volume] in Serum or Plasma",
+             "system": "Serum or Plasma"}
+    urine = {"code": "2828-2", "name": "Potassium [Moles/volume] in Urine", "system": "Urine"}
+    text = TextAxisScorer("text_specimen")
+    against, fits = text.score({"text": "Urinary potassium"}, serum), text.score(
+        {"text": "Urinary potassium"}, urine)
+    assert against.contradicts and against.tier < 0 and "from 'urinary'" in against.reason
+    assert not fits.contradicts and fits.tier == 0 and fits.reason.endswith("✔")
+    column = SpecimenScorer().score({"specimen": "Arterial blood"},
+                                    {"code": "11556-8", "system": "Blood"})
+    assert column.contradicts and column.tier < 0  # a stated qualifier: plain "Blood" lacks it
+
+
+def test_analyte_and_its_tests():
+    assert component_parts("bilirubin.direct") == ("bilirubin", frozenset({"direct"}))
+    analyte, detail = component_parts("glomerular filtration rate/1.73 sq m.predicted among blacks")
+    assert analyte == "glomerular filtration rate" and "blacks" in detail
+    assert component_parts("sodium") == ("sodium", frozenset())
+
+
+def test_confidence_reads_contradictions_and_caps_them():
+    found = pd.DataFrame({
+        "query": [0, 0, 1, 1], "rank": [1, 2, 1, 2], "score": [0.95, 0.90, 0.9, 0.5],
+        "encoder_score": [0.9, 0.8, 0.9, 0.5], "lexical_score": [0.9, 0.8, 0.9, 0.5],
+        "explanation": ["text says urine, from 'urinary'; candidate is Serum or Plasma ✘ (-0.08); "
+                        "common test rank 4 ~ (+0.07)",
+                        "text says urine, from 'urinary'; candidate is Urine ✔ (+0.03)",
+                        "common test rank 20 ~ (+0.05)", ""]})
+    features = dict(zip(FEATURES, candidate_features(found).T))
+    assert list(features["contradicting"]) == [1, 0, 0, 0]
+    assert list(features["agreeing"]) == [0, 1, 0, 0]
+    assert list(features["top_contradicted"]) == [1, 1, 0, 0]
+    assert features["margin_consistent"][0] == pytest.approx(0.95 - 0.90)  # its rival agrees
+    assert features["margin_consistent"][2] == pytest.approx(0.4)
+    assert capped(pd.Series([0.99, 0.99, 0.99, 0.2]).to_numpy(), found).tolist() == [
+        CONTRADICTED_CAP, 0.99, 0.99, 0.2]
+
+
+@pytest.mark.slow
+def test_stated_specimens_keep_their_candidates_through_the_cli(tmp_path, shared_cache):
+    source = tmp_path / "labs.csv"
+    source.write_text("code,label\n1,Urinary potassium\n2,Sweat chloride\n3,pO2 arterial\n"
+                      "4,CSF glucose\n5,Kalium im Urin\n")
+    out = tmp_path / "out.csv"
+    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out), "-q",
+                                 "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    top = frame[frame["rank"] == "1"].set_index("source_code")
+    assert top["target_code"].to_dict() == {"1": "2828-2", "2": "2077-6", "3": "2703-7",
+                                           "4": "2342-4", "5": "2828-2"}
+    contradicted = frame[frame["explanation"].str.contains("✘")]
+    assert (pd.to_numeric(contradicted["confidence"]) <= CONTRADICTED_CAP).all()
