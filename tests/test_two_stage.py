@@ -53,7 +53,22 @@ def test_the_run_says_which_path_ran(tmp_path):
                                       str(tmp_path / "out.csv"), "--cache-dir", str(tmp_path / "c"),
                                       "--two-stage-above", "0"])
     assert result.exit_code == 0, result.output
-    assert "large target: two-stage: static + lexical pool" in result.output
+    assert "large target: two stages: " in result.output and "more than --two-stage-above 0" in result.output
+    assert "two-stage: static + lexical pool" in result.output
+
+
+def test_a_list_in_another_language_gets_every_name_embedded(tmp_path):
+    """The first stage pools by spelling and static token vectors, which do not cross languages
+    (issue #53): a German list against English names is ranked on the full index, and said so."""
+    ranking, _ = Ranking.load(str(TARGET), RankConfig(hubness=False), encoder=EncoderConfig(),
+                              cache_dir=tmp_path / "c", source_lang="de",
+                              index_config=IndexConfig(two_stage_above=0))
+    assert not getattr(ranking.index, "approximate", False)  # every name embedded
+    assert "another language" in ranking.index_choice
+    english, _ = Ranking.load(str(TARGET), RankConfig(hubness=False), encoder=EncoderConfig(),
+                              cache_dir=tmp_path / "c2", source_lang="en",
+                              index_config=IndexConfig(two_stage_above=0))
+    assert english.index.approximate and english.index_choice.startswith("two stages")
 
 
 def test_vocab_embed_builds_the_two_stages_map_then_loads(tmp_path):

@@ -55,7 +55,9 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
     console.print(f"model {run['model']} ({run['backend']}, {run['pooling']} pooling); "
                   f"index {run['index_cache']} in {result.timings['index']:.1f}s")
     if str(run.get("index_kind", "")).startswith("two-stage"):
-        console.print(f"large target: {run['index_kind']}")
+        console.print(f"large target: {run['index_choice']}; {run['index_kind']}")
+    elif "another language" in str(run.get("index_choice", "")):
+        console.print(f"large target: {run['index_choice']}")
     console.print(f"rows read {run['rows_read']:,}; mapped {len(top):,}; "
                   f"empty text {run['rows_empty']:,}; language {run['source_language']}")
     if _needs_multilingual(result):

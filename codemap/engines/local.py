@@ -229,6 +229,7 @@ class Mapper:
                             "shipped with codemap" if getattr(self.index, "shipped", False) else "built"),
             "index_kind": (self.index.describe() if hasattr(self.index, "describe") else
                            "approximate (IVF)" if self.index.approximate else "exact"),
+            "index_choice": self.ranking.index_choice,
             "index_folder": str(self.index.folder),
             **{k: v for k, v in self.decisions.items() if not k.startswith("_")},
         }

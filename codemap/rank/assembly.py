@@ -33,7 +33,7 @@ from ..vocab.target import load_target
 from .hybrid import rank_hybrid
 from .lexical import load_or_build_lexical
 from .local_names import LocalIndex
-from .two_stage import TwoStageIndex, two_stages
+from .two_stage import TwoStageIndex, index_choice, two_stages
 from .prepare import language_free_words, ranking_for, second_reader, text_expander, with_readings
 
 # Texts whose vectors a ranking keeps for the rest of the process: a list's hubness reference
@@ -53,6 +53,7 @@ class Ranking:
     cache_dir: Path
     progress: bool = False
     timings: dict = field(default_factory=dict)
+    index_choice: str = ""  # which index was read, and why (two_stage.index_choice)
     _lexical: object | None = None
     local: LocalIndex | None = None  # approved local names (with_local_names)
     # text → vector, shared by every settings of this ranking (same encoder); see KEPT_TEXTS
@@ -76,20 +77,23 @@ class Ranking:
         model = Encoder.load(encoder, cache_dir, progress=progress)
         t_model = time.perf_counter()
         lexical = None
-        if two_stages(prepared.vocab, model, cache_dir, index_config):
+        names = prepared.vocab.names
+        target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang)
+        crossing = bool(lang and target_lang and lang != target_lang)
+        two = two_stages(prepared.vocab, model, cache_dir, index_config, crossing)
+        if two:
             lexical = load_or_build_lexical(prepared.vocab, cache_dir)
             index = TwoStageIndex.load(prepared.vocab, model, lexical, cache_dir, progress)
         else:
             index = load_or_build_index(prepared.vocab, model, cache_dir, progress=progress,
                                         index_config=index_config)
-        names = prepared.vocab.names
-        target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang)
         ranking = cls(prepared, model, index, settings, target_lang, Path(cache_dir), progress,
                       _lexical=lexical)
         ranking = ranking.for_language(lang)
         ranking.lexical  # built with the index, so the timings say what a run loads
         ranking.timings = {"load_target": t_target - clock, "load_model": t_model - t_target,
                            "index": time.perf_counter() - t_model}
+        ranking.index_choice = index_choice(prepared.vocab, index_config, crossing, two)
         return ranking, language
 
     def for_language(self, lang: str, settings: RankConfig | None = None) -> "Ranking":
