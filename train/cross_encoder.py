@@ -186,7 +186,8 @@ def train(run: Path, pairs: Path, config: CrossEncoderConfig) -> dict:
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
             logits = model(**tokens(tokenizer, sides, names, config.max_length, device)).float()
         loss = nn.functional.cross_entropy(logits.view(config.groups, -1),
-                                           torch.zeros(config.groups, dtype=torch.long))
+                                           torch.zeros(config.groups, dtype=torch.long,
+                                                       device=logits.device))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimiser.step()
