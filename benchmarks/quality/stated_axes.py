@@ -92,6 +92,8 @@ def main(argv=None) -> int:
         print(f"{name:28} n={result['n']:4}  " + "  ".join(
             f"{k} {v['acc@1']:.3f}/{v['acc@10']:.3f}" for k, v in m.items())
               + f"  ({result['seconds']} s)", flush=True)
+    for row in confidence_report(results):
+        print(json.dumps(row), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
     return 0
@@ -99,3 +101,44 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def confidence_report(results: list[dict]) -> list[dict]:
+    """Per set of a lab or drug kind: the shipped calibration (the target's domain's) applied to
+    the default ranking's candidates, read against the gold: AUROC of the first candidate's
+    confidence (right vs wrong), the share of rows at or above the calibration's 0.95 threshold
+    with their precision, and the share of rows suggested no_match whose first candidate is
+    right. Every gold code is in the target here (no row hidden)."""
+    import numpy as np
+    import pandas as pd
+
+    from codemap.decide.calibrate import top_auroc
+    from codemap.decide.confidence import shipped_calibrators
+
+    by_domain = {c.domain: c for c in shipped_calibrators()}
+    out = []
+    for result in results:
+        calibrator = by_domain.get(result["kind"])
+        if calibrator is None or "rows" not in result:
+            continue
+        frame = pd.DataFrame([{"query": q, "rank": k + 1, "score": row["scores"][k],
+                               "encoder_score": row["encoder"][k], "lexical_score": row["lexical"][k],
+                               "explanation": row["explanations"][k], "code": row["codes"][k],
+                               "right": row["codes"][k] in row["gold"]}
+                              for q, row in enumerate(result["rows"]) for k in range(len(row["codes"]))])
+        frame["confidence"] = calibrator.predict(frame)
+        top = frame[frame["rank"] == 1]
+        right = top["right"].to_numpy(int)
+        threshold = calibrator.threshold_for(0.95)
+        picked = top["confidence"] >= threshold if threshold is not None else top["right"] & False
+        no_match = top["confidence"] < calibrator.no_match_below
+        out.append({"set": result["set"], "kind": result["kind"], "n": len(top),
+                    "auroc": top_auroc(top["confidence"].to_numpy(), right),
+                    "threshold_95": threshold, "preapproved_share": round(float(picked.mean()), 4),
+                    "preapproved_precision": (round(float(top["right"][picked].mean()), 4)
+                                              if picked.any() else None),
+                    "no_match_share": round(float(no_match.mean()), 4),
+                    "no_match_right_share": round(float((no_match & top["right"]).mean()), 4),
+                    "top1_contradicted_over_half": int(((top["explanation"].str.contains("✘"))
+                                                        & (top["confidence"] > 0.5)).sum())})
+    return out
