@@ -117,7 +117,9 @@ def test_import_time_filters_and_loinc_german_columns(tmp_path):
 
 
 def _store_files(store: VocabStore) -> list[str]:
-    return sorted(p.name for p in store.folder.iterdir())
+    """The store folder's files but the import locks (.NAME.duckdb.lock, kept on purpose:
+    codemap.files.locked): no temporary or half-written file may stay."""
+    return sorted(p.name for p in store.folder.iterdir() if not p.name.endswith(".lock"))
 
 
 def test_reimport_replaces_atomically_and_a_failed_import_keeps_the_old(tmp_path):

@@ -34,6 +34,7 @@ _DECISION_ALIASES = {"approve": "approved", "reject": "rejected", "flag": "flagg
                      "auto_mapped_to_1": "unchecked"}
 _REQUIRED = ["source_code", "target_code", "decision"]
 AUTOMATIC_BY = "codemap --approve-above"
+MEMORY_SITE = "memory_site"  # run sheet setting: whose decisions a workbook holds (memory recheck)
 MAX_LISTED = 5
 
 
@@ -86,11 +87,13 @@ def target_from_run(run: dict, workbook: Path, override: str | None) -> Vocabula
     candidates = [spec]
     if not Path(spec).is_absolute():
         candidates.append(str(workbook.parent / spec))
+    store = run.get("store_dir")  # a re-check records the store it read the release from
+    store = store.strip() or None if isinstance(store, str) else None
     for candidate in candidates:
         if Path(candidate).suffix and not Path(candidate).exists():
             continue
         try:
-            return load_target(candidate)
+            return load_target(candidate, store_dir=store)
         except CodemapError:
             if override:
                 raise
@@ -170,7 +173,9 @@ def _mark_proposed(reviews: pd.DataFrame, vocab: Vocabulary) -> None:
     proposed = (reviews["score"] != "") & (vocab_name == reviews["target_name"])
     reviews["proposed"] = proposed
     typed = ~proposed & (reviews["target_code"] != "")
-    reviews.loc[typed, "target_name"] = vocab_name[typed]
+    # A code the vocabulary does not have (a flagged target a newer release dropped) keeps the
+    # name it was shown with; approving one is refused in resolve_reviews.
+    reviews.loc[typed & (vocab_name != ""), "target_name"] = vocab_name[typed & (vocab_name != "")]
     for column in ("score", "confidence", "encoder_score", "lexical_score"):
         if column in reviews:
             reviews.loc[typed, column] = ""
@@ -217,8 +222,10 @@ def apply_reviews(config: ApplyConfig) -> ApplyResult:
     write_mappings(mappings, reviews, config, vocab, run)
     if config.memory is not None:
         with MappingMemory(config.memory) as memory:
+            # A re-check workbook names the site whose decisions it holds (memory recheck).
             memory.store(reviews, vocab, source=str(config.workbook),
-                         spec=config.target or run.get("target_spec") or vocab.id, site=config.site)
+                         spec=config.target or run.get("target_spec") or vocab.id,
+                         site=config.site or run.get(MEMORY_SITE) or None)
     counts = {"rows": len(reviews), "sources": reviews["source_key"].nunique(),
               "approved": len(mappings), "automatic": int(mappings["automatic"].sum()),
               "typed": int((~mappings["proposed"]).sum()),

@@ -8,7 +8,9 @@ pre-fills known sources with the mapped site's earlier decision, says where othe
 the same source otherwise, flags targets that left the vocabulary or were deprecated in it, and
 (with --local-names) ranks every row with the approved texts as local names of their concepts
 (codemap.vocab.local_names). `harmonise --memory` reads every site. `forget` undoes a wrong
-decision.
+decision. A decision an apply replaces with a different one moves to the `history` table (who
+decided it, when, on which release), and `memory recheck` (codemap.review.recheck) lists the
+stored mappings a new release of their target retired, split or renamed.
 
 One memory serves several processes at once (four sites applying together): SQLite in WAL mode
 with a busy timeout, each apply one immediate transaction, so writers queue instead of failing and
@@ -61,6 +63,16 @@ CREATE TABLE IF NOT EXISTS vocabularies (  -- where each target was loaded from,
     recorded_at TEXT NOT NULL
 )
 """
+HISTORY = """
+CREATE TABLE IF NOT EXISTS history (  -- decisions a later apply replaced: who, when, which release
+    target_vocab TEXT NOT NULL, source_code TEXT NOT NULL, source_key TEXT NOT NULL,
+    source_text TEXT NOT NULL, target_code TEXT NOT NULL, target_name TEXT NOT NULL,
+    decision TEXT NOT NULL, equivalence TEXT NOT NULL, reviewer TEXT NOT NULL,
+    comment TEXT NOT NULL, automatic INTEGER NOT NULL, decided_at TEXT NOT NULL,
+    workbook TEXT NOT NULL, site TEXT NOT NULL, target_version TEXT NOT NULL,
+    replaced_at TEXT NOT NULL,         -- when the apply that replaced it ran
+    replaced_by TEXT NOT NULL          -- that apply's workbook
+)"""
 # Columns an older codemap's memory lacks, added when it is opened (its rows read as '').
 ADDED_COLUMNS = {"site": "TEXT NOT NULL DEFAULT ''", "target_version": "TEXT NOT NULL DEFAULT ''"}
 BUSY_SECONDS = 120  # how long a writer waits for another process's apply before giving up
@@ -69,6 +81,9 @@ COLUMNS = ["target_vocab", "source_code", "source_key", "source_text", "target_c
            "decision", "equivalence", "reviewer", "comment", "automatic", "decided_at", "workbook",
            "site", "target_version"]
 REVIEW_FIELDS = ["decision", "equivalence", "reviewer", "comment"]
+# What makes a stored decision the same as a new one (a repeat is not history).
+HISTORY_SAME = ["source_code", "source_key", "target_code", "target_name", "decision",
+                "equivalence", "reviewer", "comment", "target_version"]
 INSERT = (f"INSERT OR REPLACE INTO decisions ({', '.join(COLUMNS)}) "
           f"VALUES ({', '.join('?' * len(COLUMNS))})")
 
@@ -121,17 +136,38 @@ class MappingMemory:
         rows = [(vocab.id, r.source_code, source_key(r.source_text), r.source_text, r.target_code,
                  r.target_name, r.decision, r.equivalence, r.reviewer, r.comment, int(r.automatic),
                  now, source, site, vocab.version) for r in decided.itertuples(index=False)]
-        keys = {(vocab.id, site, row[1], row[2]) for row in rows}
+        keys = sorted({(vocab.id, site, row[1], row[2]) for row in rows})
         with self._writing():  # one transaction: a failed write leaves the memory as it was
-            # This site's earlier decisions on these sources are replaced; other sites' stay.
+            # This site's earlier decisions on these sources are replaced (the history keeps
+            # those that differ from the new ones); other sites' stay.
+            self._archive(keys, rows, now, source)
             self.db.executemany("DELETE FROM decisions WHERE target_vocab=? AND site=? AND "
-                                "source_code=? AND source_key=?", sorted(keys))
+                                "source_code=? AND source_key=?", keys)
             self.db.executemany(INSERT, rows)
             if spec:
                 self.db.execute("INSERT OR REPLACE INTO vocabularies VALUES (?,?,?,?,?,?)",
                                 (vocab.id, *_where_loaded(vocab, spec), vocab.version,
                                  vocab.content_hash, now))
         return len(rows)
+
+    def _archive(self, keys: list[tuple], rows: list[tuple], now: str, source: str) -> None:
+        """Copy the stored decisions of `keys` that `rows` do not repeat (same target, decision,
+        equivalence, reviewer, comment, name and release) into `history`, with when and by
+        which workbook they were replaced: re-applying a workbook archives nothing."""
+        same = [COLUMNS.index(c) for c in HISTORY_SAME]
+        kept = {tuple(row[i] for i in same) for row in rows}
+        where = "target_vocab=? AND site=? AND source_code=? AND source_key=?"
+        for key in keys:
+            for old in self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE {where}",
+                                       key).fetchall():
+                if tuple(old[i] for i in same) not in kept:
+                    self.db.execute(f"INSERT INTO history VALUES ({', '.join('?' * len(old))}, ?, ?)",
+                                    (*old, now, source))
+
+    def history(self, vocab_id: str) -> pd.DataFrame:
+        """Every replaced decision of one target vocabulary, oldest replacement first."""
+        return pd.read_sql_query("SELECT * FROM history WHERE target_vocab=? ORDER BY replaced_at",
+                                 self.db, params=(vocab_id,))
 
     def recall(self, vocab_id: str) -> pd.DataFrame:
         """Every stored decision for one target vocabulary."""
@@ -173,10 +209,11 @@ class MappingMemory:
 
 
 def _current(db: sqlite3.Connection) -> bool:
-    """Whether both tables exist in this codemap's shape (opening then writes nothing)."""
+    """Whether every table exists in this codemap's shape (opening then writes nothing)."""
     keyed = {row[1]: row[5] for row in db.execute("PRAGMA table_info(decisions)")}
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    return keyed.get("site", 0) > 0 and set(COLUMNS) <= set(keyed) and "vocabularies" in tables
+    return (keyed.get("site", 0) > 0 and set(COLUMNS) <= set(keyed)
+            and {"vocabularies", "history"} <= tables)
 
 
 def _create_or_migrate(db: sqlite3.Connection) -> None:
@@ -185,6 +222,7 @@ def _create_or_migrate(db: sqlite3.Connection) -> None:
     from its workbook's name when it has none). Runs inside the opening transaction."""
     db.execute(DECISIONS)
     db.execute(VOCABULARIES)
+    db.execute(HISTORY)
     have = {row[1]: row[5] for row in db.execute("PRAGMA table_info(decisions)")}
     for column, kind in ADDED_COLUMNS.items():
         if column not in have:

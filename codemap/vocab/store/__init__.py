@@ -1,8 +1,10 @@
 """The vocabulary store: each imported vocabulary is one DuckDB file under the store folder.
 
-A vocabulary file holds four tables: `concepts` (code, name, vocabulary, status, attribute columns…),
-`names` (code, name, name_type, lang), `relations` (head, relation, tail) and `meta` (key, value:
-format, version, source files with their sizes and hashes, content hash, licence notice).
+A vocabulary file holds five tables: `concepts` (code, name, vocabulary, status, attribute columns…),
+`names` (code, name, name_type, lang), `relations` (head, relation, tail), `replacements` (code,
+relation, replacement, reason, note: what the release says replaces a concept it retired, where
+the publisher ships that) and `meta` (key, value: format, version, source files with their sizes and
+hashes, content hash, licence notice).
 
 An import writes a new DuckDB file beside the old one and renames it over the old one only when
 every table is complete, so a failed or killed import leaves the previous release untouched and
@@ -28,11 +30,12 @@ from ...errors import CodemapError
 from ...files import atomic_path, locked, sha256_file, sha256_text
 from ..vocabulary import Vocabulary
 from .importers import IMPORTERS, ImportOptions, ImportResult
+from .importers.base import REPLACEMENT_COLUMNS, REPLACEMENT_TABLE
 
 log = logging.getLogger(__name__)
 
 SUFFIX = ".duckdb"
-TABLES = ("concepts", "names", "relations")
+TABLES = ("concepts", "names", "relations", "replacements")
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # Memory DuckDB may use while importing; beyond it, sorts and joins spill to a temporary folder.
 IMPORT_MEMORY_LIMIT = "1GB"
@@ -111,6 +114,16 @@ class VocabStore:
                           names=names, notice=notice, source=f"store:{path}",
                           relations=relations, _hash=content)
 
+    def replacements(self, name: str) -> pd.DataFrame:
+        """The `replacements` table of vocabulary `name` (code, relation, replacement, reason, note):
+        empty for a format that ships none, or a file imported before codemap kept them."""
+        with _connect(self.path_of(name), read_only=True) as con:
+            tables = {row[0] for row in con.execute("SHOW TABLES").fetchall()}
+            if "replacements" not in tables:
+                return pd.DataFrame(columns=REPLACEMENT_COLUMNS, dtype=str)
+            return _as_text(con.execute(
+                f"SELECT {', '.join(REPLACEMENT_COLUMNS)} FROM replacements").df())
+
     def show(self, name: str, code: str | None = None) -> dict:
         """Metadata and counts of a vocabulary, or one concept with its names and relations."""
         path = self.path_of(name)
@@ -154,6 +167,7 @@ class VocabStore:
                 con.execute(f"SET memory_limit = '{IMPORT_MEMORY_LIMIT}'")
                 con.execute("SET preserve_insertion_order = false")
                 result = importer.run(con, path, options)
+                con.execute(REPLACEMENT_TABLE)  # empty where the format ships no replacements
                 _check_tables(con, fmt, path)
                 meta = _meta(con, name, fmt, result)
                 _write_meta(con, meta)

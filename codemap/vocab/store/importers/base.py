@@ -18,6 +18,13 @@ from ...vocabulary import NAME_COLUMNS, RELATION_COLUMNS
 
 NAME_TABLE = "CREATE TABLE names (code VARCHAR, name VARCHAR, name_type VARCHAR, lang VARCHAR)"
 RELATION_TABLE = "CREATE TABLE relations (head VARCHAR, relation VARCHAR, tail VARCHAR)"
+# What a release says of the concepts it retired: by what each is replaced (a code of this release,
+# or empty), why it left and the publisher's note on the replacement ("if units are mg/dL").
+# `code` may be absent from `concepts` (a retired RXCUI, an OMOP concept a filter dropped). Read by
+# `codemap memory recheck`, never by ranking.
+REPLACEMENT_TABLE = ("CREATE TABLE IF NOT EXISTS replacements (code VARCHAR, relation VARCHAR, "
+                     "replacement VARCHAR, reason VARCHAR, note VARCHAR)")
+REPLACEMENT_COLUMNS = ["code", "relation", "replacement", "reason", "note"]
 CHUNK_ROWS = 50_000
 
 

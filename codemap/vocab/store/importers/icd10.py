@@ -3,8 +3,10 @@
 - ICD-10-GM (BfArM, Germany): `icd10gm<year>syst_kodes.txt` from the "Systematik" download —
   semicolon-separated, no header; field 1 is the level (3, 4 or 5 characters), field 7 the code
   with its dot (A00.0), field 9 the title. Names are German.
-- Any edition shipped as a headerless `code,title` list, such as the Spanish CIE-10 list
-  (A000,"Colera debido a…"); `--lang` names its language and `--name` the store name.
+- Any edition shipped as a `code,title` list, such as the Spanish CIE-10 list
+  (A000,"Colera debido a…") or the ICD-10-CM code,description table of a year; `--lang` names
+  its language and `--name` the store name. A first line whose code is no ICD-10 code is its
+  header.
 
 Codes take the dotted form (A00.0, as in ICD-10-CM), so editions line up code for code; the
 parent of a code is the code one character shorter (A00.01 → A00.0 → A00), which is ICD-10's own
@@ -94,4 +96,6 @@ def _table_rows(path: Path):
             continue
         if len(fields) != 2:
             raise CodemapError(f"{path}: line {line}: {len(fields)} fields, expected code,title")
+        if line == 1 and not _CODE.match(fields[0].strip().upper()):
+            continue  # a header ("icd10cm,description")
         yield line, fields[0].strip().upper(), fields[1].strip()

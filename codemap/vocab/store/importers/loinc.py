@@ -1,6 +1,7 @@
 """LOINC releases: `Loinc.csv` or `LoincTableCore.csv` (from the zip, the unpacked folder or the
 file itself), the linguistic variant files (names in their language) and, when present,
-`LoincPartLink_Primary.csv` (LOINC parts as relations)."""
+`LoincPartLink_Primary.csv` (LOINC parts as relations) and `MapTo.csv` (the codes LOINC names
+for each deprecated one, kept as replacements; its comment says when to take which)."""
 from __future__ import annotations
 
 import re
@@ -12,8 +13,8 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from .base import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_file,
-               read_csv_sql, read_header)
+from .base import (NAME_TABLE, RELATION_TABLE, REPLACEMENT_TABLE, ImportOptions, ImportResult,
+                   execute, find_file, read_csv_sql, read_header)
 
 NOTICE = ("This material contains content from LOINC (http://loinc.org). LOINC is copyright "
           "Regenstrief Institute, Inc. and the LOINC Committee and is available at no cost under "
@@ -21,6 +22,7 @@ NOTICE = ("This material contains content from LOINC (http://loinc.org). LOINC i
           "of Regenstrief Institute, Inc.")
 TABLE_FILES = ["Loinc.csv", "LoincTableCore.csv"]
 PART_LINK_FILE = "LoincPartLink_Primary.csv"
+MAP_TO_FILE = "MapTo.csv"
 _VARIANT = re.compile(r"^([a-z]{2})([A-Z]{2})(\d+)LinguisticVariant\.csv$")
 # LOINC column → attribute name in the store (the six axes, class, units and the common test
 # rank, which the lab usage evidence reads as `rank`).
@@ -53,7 +55,7 @@ def run(con: duckdb.DuckDBPyConnection, path: Path, options: ImportOptions) -> I
 
 def _unzip(path: Path, folder: Path) -> None:
     """Extract only the files the import reads (the release zip holds much more)."""
-    wanted = {n.lower() for n in TABLE_FILES + [PART_LINK_FILE]}
+    wanted = {n.lower() for n in TABLE_FILES + [PART_LINK_FILE, MAP_TO_FILE]}
     try:
         with zipfile.ZipFile(path) as archive:
             for member in archive.infolist():
@@ -84,6 +86,10 @@ def _import_folder(con, path: Path, options: ImportOptions, version_hint: str) -
     if parts is not None:
         _import_parts(con, parts)
         sources.append(parts)
+    map_to = None if path.is_file() else find_file(path, [MAP_TO_FILE], "map to", required=False)
+    if map_to is not None:
+        _import_map_to(con, map_to)
+        sources.append(map_to)
     hinted = re.search(r"(\d+\.\d+)", version_hint)
     version = options.version or (hinted.group(1) if hinted else latest)
     return ImportResult(version=version, sources=sources, notice=NOTICE,
@@ -136,3 +142,15 @@ def _import_parts(con, parts: Path) -> None:
     source = read_csv_sql(parts, columns, delim=",", header=True, quote='"')
     execute(con, "INSERT INTO relations SELECT LoincNumber, 'has_' || lower(PartTypeName), "
                  f"PartNumber FROM {source}", parts)
+
+
+def _import_map_to(con, map_to: Path) -> None:
+    """MapTo.csv (LOINC, MAP_TO, COMMENT): a deprecated code's replacement(s), the comment as
+    the note ("if units are mg/dL")."""
+    columns = read_header(map_to, ",", ["LOINC", "MAP_TO"])
+    source = read_csv_sql(map_to, columns, delim=",", header=True, quote='"')
+    comment = "trim(coalesce(COMMENT, ''))" if "COMMENT" in columns else "''"
+    con.execute(REPLACEMENT_TABLE)
+    execute(con, "INSERT INTO replacements SELECT trim(LOINC), 'MAP_TO', trim(MAP_TO), "
+                 f"'deprecated', {comment} FROM {source} WHERE trim(coalesce(MAP_TO, '')) <> ''",
+            map_to)

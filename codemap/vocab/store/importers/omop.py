@@ -1,6 +1,12 @@
 """OMOP vocabulary tables as Athena ships them (tab-separated, unquoted) or as CDM exports write
 them (comma-separated, quoted): CONCEPT, CONCEPT_SYNONYM, CONCEPT_RELATIONSHIP, CONCEPT_ANCESTOR,
-VOCABULARY. Concepts are keyed by concept_id, the code a source_to_concept_map wants."""
+VOCABULARY. Concepts are keyed by concept_id, the code a source_to_concept_map wants.
+
+Replacements: the "Concept replaced by", "Concept same_as to", "Concept poss_eq to", "Concept
+was_a to", "Concept alt_to to" and "Maps to" rows of every concept of the chosen vocabularies
+(domains, classes) that is deprecated or not standard, onto a kept concept, even where
+--standard-only or --valid-only left the concept itself out (a mapping made before may hold it).
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,8 +14,8 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from .base import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_file,
-               read_csv_sql, read_header)
+from .base import (NAME_TABLE, RELATION_TABLE, REPLACEMENT_TABLE, ImportOptions, ImportResult,
+                   execute, find_file, read_csv_sql, read_header)
 
 CONCEPT_COLUMNS = ["concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",
                    "standard_concept", "concept_code", "invalid_reason"]
@@ -19,6 +25,10 @@ LANGUAGES = {"english language": "en", "german language": "de", "spanish languag
              "portuguese language": "pt", "swedish language": "sv", "chinese language": "zh",
              "japanese language": "ja", "korean language": "ko", "russian language": "ru"}
 ENGLISH_CONCEPT_ID = "4180186"
+# The relationships by which OMOP points from a retired or non-standard concept to its successor.
+REPLACING = ("Concept replaced by", "Concept same_as to", "Concept poss_eq to", "Concept was_a to",
+             "Concept alt_to to", "Maps to")
+INVALID_REASONS = {"D": "deleted", "U": "updated"}
 
 
 def default_name(path: Path) -> str:
@@ -42,7 +52,7 @@ def run(con: duckdb.DuckDBPyConnection, path: Path, options: ImportOptions) -> I
     if synonym is not None:
         _import_synonyms(con, synonym)
     if relationship is not None:
-        _import_relationships(con, relationship)
+        _import_relationships(con, relationship, options)
     if ancestor is not None:
         _import_ancestors(con, ancestor)
     con.execute("DROP TABLE all_concepts")
@@ -71,13 +81,21 @@ def _load(con, path: Path, table: str, required: list[str]) -> list[str]:
     return columns
 
 
-def _keep_concepts(con, options: ImportOptions) -> None:
+def _chosen(options: ImportOptions, table: str = "") -> tuple[list[str], list[str]]:
+    """SQL clauses and parameters for the --vocabulary, --domain and --concept-class choices
+    (on the columns of `table`, an alias, when given)."""
     clauses, params = [], []
     for column, values in (("vocabulary_id", options.vocabularies), ("domain_id", options.domains),
                            ("concept_class_id", options.concept_classes)):
         if values:
-            clauses.append(f"lower({column}) IN ({', '.join('?' for _ in values)})")
+            clauses.append(f"lower({table + '.' if table else ''}{column}) IN "
+                           f"({', '.join('?' for _ in values)})")
             params += [v.lower() for v in values]
+    return clauses, params
+
+
+def _keep_concepts(con, options: ImportOptions) -> None:
+    clauses, params = _chosen(options)
     if options.standard_only:
         clauses.append("standard_concept = 'S'")
     if options.valid_only:
@@ -105,8 +123,9 @@ def _import_synonyms(con, path: Path) -> None:
     con.execute("DROP TABLE synonyms")
 
 
-def _import_relationships(con, path: Path) -> None:
+def _import_relationships(con, path: Path, options: ImportOptions) -> None:
     _load(con, path, "rels", ["concept_id_1", "concept_id_2", "relationship_id"])
+    _import_replacements(con, options)
     con.execute("INSERT INTO relations SELECT concept_id_1, relationship_id, concept_id_2 FROM "
                 "rels r SEMI JOIN concepts a ON r.concept_id_1 = a.code SEMI JOIN concepts b "
                 "ON r.concept_id_2 = b.code WHERE coalesce(r.invalid_reason, '') = ''")
@@ -120,6 +139,21 @@ def _import_relationships(con, path: Path) -> None:
         "r.concept_id_2 AND coalesce(r.invalid_reason, '') = '') m "
         "ANTI JOIN names n ON m.code = n.code AND m.name = n.name")
     con.execute("DROP TABLE rels")
+
+
+def _import_replacements(con, options: ImportOptions) -> None:
+    """Table `replacements` from the loaded `rels`: see the module docstring."""
+    clauses, params = _chosen(options, "a")
+    reasons = " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in INVALID_REASONS.items())
+    con.execute(REPLACEMENT_TABLE)
+    con.execute(
+        "INSERT INTO replacements SELECT DISTINCT r.concept_id_1, r.relationship_id, "
+        f"r.concept_id_2, CASE coalesce(a.invalid_reason, '') {reasons} ELSE 'non-standard' END, '' "
+        "FROM rels r JOIN all_concepts a ON a.concept_id = r.concept_id_1 SEMI JOIN concepts c "
+        f"ON r.concept_id_2 = c.code WHERE r.relationship_id IN ({', '.join('?' for _ in REPLACING)}) "
+        "AND r.concept_id_1 <> r.concept_id_2 AND coalesce(r.invalid_reason, '') = '' AND "
+        "(coalesce(a.invalid_reason, '') <> '' OR coalesce(a.standard_concept, '') <> 'S')"
+        + "".join(f" AND {clause}" for clause in clauses), [*REPLACING, *params])
 
 
 def _import_ancestors(con, path: Path) -> None:

@@ -7,6 +7,12 @@ A concept's name is its preferred synonym (US English language refset when prese
 FSN without its semantic tag); the semantic tag ("disorder", "procedure"…) is attribute
 `semantic_tag`. Only active descriptions and active relationships are kept; relation labels are
 the type concept's FSN without its tag ("Is a", "Finding site"…).
+
+Replacements, where the release has them: the active rows of the historical association
+reference sets (`der2_cRefset_Association*Snapshot*`: REPLACED BY, SAME AS, POSSIBLY EQUIVALENT
+TO…) from an inactive concept to its successors, with the reason of the concept inactivation
+indicator reference set (`der2_cRefset_AttributeValueSnapshot*`: duplicate, outdated,
+ambiguous…); an inactive concept with a reason and no association is kept with its reason alone.
 """
 from __future__ import annotations
 
@@ -16,8 +22,8 @@ from pathlib import Path
 import duckdb
 
 from ....errors import CodemapError
-from .base import (NAME_TABLE, RELATION_TABLE, ImportOptions, ImportResult, execute, find_prefixed,
-               read_csv_sql, read_header)
+from .base import (NAME_TABLE, RELATION_TABLE, REPLACEMENT_TABLE, ImportOptions, ImportResult,
+                   execute, find_prefixed, read_csv_sql, read_header)
 
 FSN = "900000000000003001"
 PREFERRED = "900000000000548007"
@@ -29,6 +35,24 @@ RELATIONSHIP_COLUMNS = ["id", "effectiveTime", "active", "moduleId", "sourceId",
                         "relationshipGroup", "typeId", "characteristicTypeId", "modifierId"]
 LANGUAGE_COLUMNS = ["id", "effectiveTime", "active", "moduleId", "refsetId",
                     "referencedComponentId", "acceptabilityId"]
+ASSOCIATION_COLUMNS = ["id", "effectiveTime", "active", "moduleId", "refsetId",
+                       "referencedComponentId", "targetComponentId"]
+ATTRIBUTE_VALUE_COLUMNS = ["id", "effectiveTime", "active", "moduleId", "refsetId",
+                           "referencedComponentId", "valueId"]
+# Historical association reference sets, most telling first (SNOMED CT Editorial Guide).
+ASSOCIATIONS = {"900000000000526001": "REPLACED BY", "900000000000527005": "SAME AS",
+                "900000000000523009": "POSSIBLY EQUIVALENT TO",
+                "1186921001": "POSSIBLY REPLACED BY", "1186924009": "PARTIALLY EQUIVALENT TO",
+                "900000000000530003": "ALTERNATIVE", "900000000000528000": "WAS A",
+                "900000000000524003": "MOVED TO"}
+CONCEPT_INACTIVATION = "900000000000489007"
+INACTIVATION_REASONS = {"900000000000482003": "duplicate", "900000000000483008": "outdated",
+                        "900000000000484002": "ambiguous", "900000000000485001": "erroneous",
+                        "900000000000486000": "limited", "900000000000487009": "moved elsewhere",
+                        "900000000000492006": "pending move",
+                        "723277005": "nonconformance to editorial policy",
+                        "1186917008": "classification derived",
+                        "1186919006": "meaning of component unknown"}
 # "Heart attack (disorder)" → tag "disorder"; the name is the part before " (".
 _TAG = r"regexp_extract(term, '\(([^()]+)\)\s*$', 1)"
 _UNTAGGED = r"trim(regexp_replace(term, '\s*\([^()]+\)\s*$', ''))"
@@ -71,11 +95,13 @@ def run(con: duckdb.DuckDBPyConnection, path: Path, options: ImportOptions) -> I
             f"arg_max({_UNTAGGED}, effectiveTime) AS label FROM rf2_descriptions WHERE "
             f"typeId = '{FSN}' AND active = '1' GROUP BY conceptId) t ON t.conceptId = r.typeId "
             "WHERE r.active = '1'")
+    history = _import_replacements(con, path)
     # RF2 file names end with the release date (…_INT_20240101.txt).
     dated = re.search(r"_(\d{8})\.txt$", concept.name)
     version = dated.group(1) if dated else con.execute(
         "SELECT max(effectiveTime) FROM rf2_concepts").fetchone()[0] or ""
-    sources = [concept, *descriptions, *([relationship] if relationship else []), *languages]
+    sources = [concept, *descriptions, *([relationship] if relationship else []), *languages,
+               *history]
     return ImportResult(version=options.version or version, sources=sources, notice=NOTICE)
 
 
@@ -91,11 +117,18 @@ def _preferred_ids(con, languages: list[Path]) -> None:
     """Table `preferred` of description ids preferred in the US English refset (empty when
     there is no language refset, and then concepts are named by their FSN)."""
     con.execute("CREATE TEMP TABLE preferred (id VARCHAR)")
-    for index, path in enumerate(languages):
-        _load(con, path, f"rf2_language{index}", LANGUAGE_COLUMNS)
-        con.execute(f"INSERT INTO preferred SELECT referencedComponentId FROM rf2_language{index} "
-                    f"WHERE active = '1' AND acceptabilityId = '{PREFERRED}' AND refsetId = "
-                    f"'{US_ENGLISH}'")
+    _collect(con, languages, LANGUAGE_COLUMNS, "preferred", "SELECT referencedComponentId FROM "
+             f"{{table}} WHERE active = '1' AND acceptabilityId = '{PREFERRED}' AND refsetId = "
+             f"'{US_ENGLISH}'")
+
+
+def _collect(con, files: list[Path], columns: list[str], into: str, select: str) -> None:
+    """Load each reference set file and insert `select` of it (its table named `{table}`) into
+    table `into`."""
+    for index, path in enumerate(files):
+        table = f"rf2_{into}{index}"
+        _load(con, path, table, columns)
+        con.execute(f"INSERT INTO {into} " + select.format(table=table))
 
 
 def _concepts(con) -> None:
@@ -110,3 +143,26 @@ def _concepts(con) -> None:
         "LEFT JOIN (SELECT d.conceptId, min(d.term) AS term FROM rf2_descriptions d SEMI JOIN "
         "preferred p ON d.id = p.id WHERE d.active = '1' AND d.typeId <> '" + FSN + "' "
         "GROUP BY d.conceptId) p ON p.conceptId = c.id")
+
+
+def _import_replacements(con, path: Path) -> list[Path]:
+    """Table `replacements` from the association and attribute value reference sets found
+    under `path` (see the module docstring); returns the files read."""
+    con.execute(REPLACEMENT_TABLE)
+    associations = sorted(path.rglob("der2_cRefset_Association*Snapshot*"))
+    values = sorted(path.rglob("der2_cRefset_AttributeValueSnapshot*"))
+    reasons = " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in INACTIVATION_REASONS.items())
+    con.execute("CREATE TEMP TABLE reasons (code VARCHAR, reason VARCHAR)")
+    _collect(con, values, ATTRIBUTE_VALUE_COLUMNS, "reasons", "SELECT referencedComponentId, "
+             f"CASE valueId {reasons} ELSE valueId END FROM {{table}} WHERE active = '1' AND "
+             f"refsetId = '{CONCEPT_INACTIVATION}'")
+    labels = " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in ASSOCIATIONS.items())
+    refsets = ", ".join(f"'{k}'" for k in ASSOCIATIONS)
+    _collect(con, associations, ASSOCIATION_COLUMNS, "replacements",
+             f"SELECT a.referencedComponentId, CASE a.refsetId {labels} END, a.targetComponentId, "
+             "coalesce(r.reason, ''), '' FROM {table} a SEMI JOIN concepts c ON "
+             "a.referencedComponentId = c.code LEFT JOIN reasons r ON r.code = "
+             f"a.referencedComponentId WHERE a.active = '1' AND a.refsetId IN ({refsets})")
+    con.execute("INSERT INTO replacements SELECT r.code, '', '', r.reason, '' FROM reasons r SEMI JOIN "
+                "concepts c ON r.code = c.code WHERE r.code NOT IN (SELECT code FROM replacements)")
+    return [*associations, *values]
