@@ -109,7 +109,6 @@ def confidence_report(results: list[dict]) -> list[dict]:
     confidence (right vs wrong), the share of rows at or above the calibration's 0.95 threshold
     with their precision, and the share of rows suggested no_match whose first candidate is
     right. Every gold code is in the target here (no row hidden)."""
-    import numpy as np
     import pandas as pd
 
     from codemap.decide.calibrate import top_auroc

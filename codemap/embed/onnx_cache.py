@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import logging
-import os
 import re
 import shutil
 from pathlib import Path

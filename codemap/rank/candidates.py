@@ -81,11 +81,12 @@ def _margin_consistent(ordered: pd.DataFrame, contradicting: pd.Series) -> pd.Se
     """Per candidate (rows of `ordered`, sorted by query and rank): its score minus the best
     score among its query's other candidates that contradict nothing the row states (its own
     score minus 0 when it has no such rival)."""
+    query = ordered["query"]
     clean = ordered["score"].where(contradicting == 0)
-    best = clean.groupby(ordered["query"], sort=False).transform("max")
-    second = clean.groupby(ordered["query"], sort=False).transform(
-        lambda s: s.nlargest(2).iloc[-1] if s.notna().sum() >= 2 else np.nan)
-    rival = best.where(~((clean == best) & clean.notna()), second)
+    place = clean.groupby(query, sort=False).rank(method="first", ascending=False)
+    first = clean.where(place == 1).groupby(query, sort=False).transform("max")
+    second = clean.where(place == 2).groupby(query, sort=False).transform("max")
+    rival = second.where(place == 1, first)  # the best clean one's rival is the second
     return (ordered["score"] - rival.fillna(0.0)).astype(float)
 
 
