@@ -109,17 +109,22 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
     # languages, expanded short names) would otherwise fill the nearest names with fewer concepts.
     per_concept = -(-len(layout.order) // max(1, len(layout.concept_codes)))
     second = _SecondReadings.of(rows)
-    _, hits = index.search(queries, config.pool * per_concept, texts=[r["text"] for r in rows])
+    scores, hits = index.search(queries, config.pool * per_concept, texts=[r["text"] for r in rows])
+    # Each row's nearest names (both readings'), with their scores where the index gives
+    # comparable ones (a two-stage index pools without them): its families' seeds.
+    near = [[(h, None if scores is None else scores[q])] for q, h in enumerate(hits)]
     local = scored_names.near_local([r["text"] for r in rows])
-    own = [layout.concept_of[np.concatenate([h[h >= 0], near])] for h, near in zip(hits, local)]
+    own = [layout.concept_of[np.concatenate([h[h >= 0], found])] for h, found in zip(hits, local)]
     if second is not None:  # a second reading's nearest names join its row's pool
-        _, more = index.search(second.vectors, config.pool * per_concept, texts=second.texts)
-        for q, h in zip(second.rows, more):
+        more_scores, more = index.search(second.vectors, config.pool * per_concept,
+                                         texts=second.texts)
+        for i, (q, h) in enumerate(zip(second.rows, more)):
             own[q] = np.union1d(own[q], layout.concept_of[h[h >= 0]])
+            near[q].append((h, None if more_scores is None else more_scores[i]))
     own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
     if families is not None:  # the families of each row's nearest concepts join its pool whole
-        own = [np.union1d(o, families.members(_first_distinct(layout.concept_of[h[h >= 0]])))
-               for o, h in zip(own, hits)]
+        own = [np.union1d(o, families.members(_nearest_concepts(n, layout.concept_of)))
+               for o, n in zip(own, near)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
     starts = layout.starts_end[keep]
     sizes = layout.starts_end[keep + 1] - starts
@@ -148,11 +153,20 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
     penalty = None if hub is None else hub.penalty(keep)
     return _rank_chunk(enc, lex, sub, lambda c: attributes[keep[c]], rows, offset, scorers, config,
                        names[name_rows], allowed, penalty,
-                       _LocalView(scored_names, name_rows, rejected))
+                       _LocalView(scored_names, name_rows, rejected),
+                       None if families is None else families.within(keep))
 
 
-def _first_distinct(concepts: np.ndarray) -> np.ndarray:
-    """The first FAMILY_SEEDS distinct concept numbers of a nearest-first sequence."""
+def _nearest_concepts(searches: list, concept_of: np.ndarray) -> np.ndarray:
+    """The first FAMILY_SEEDS distinct concepts of a row's searches [(name rows, scores or
+    None)], nearest first: by score where every search has scores, as the exact path seeds by
+    the best score over both readings (ties to the lower concept number, scores rounded so that
+    float noise between the index and a matrix product does not decide), else as found."""
+    found = np.concatenate([h[h >= 0] for h, _ in searches])
+    concepts = concept_of[found]
+    if not any(s is None for _, s in searches):
+        scores = np.concatenate([s[h >= 0] for h, s in searches])
+        concepts = concepts[np.lexsort((concepts, -np.round(scores, 5)))]
     _, first = np.unique(concepts, return_index=True)
     return concepts[np.sort(first)[:FAMILY_SEEDS]]
 
@@ -163,8 +177,13 @@ class _Families:
 
     _made: dict = {}
 
-    def __init__(self, of_concept: np.ndarray, members: dict):
-        self.of_concept, self.by_key = of_concept, members
+    def __init__(self, of_concept: np.ndarray):
+        self.of_concept = of_concept
+        members: dict = {}
+        for number, found in enumerate(of_concept):
+            if found is not None:
+                members.setdefault(found, []).append(number)
+        self.by_key = {k: np.array(v, np.int64) for k, v in members.items()}
 
     @classmethod
     def of(cls, vocab: Vocabulary, family, attributes: "_ConceptRecords") -> "_Families | None":
@@ -172,18 +191,19 @@ class _Families:
             return None
         key = (vocab.id, vocab.content_hash, len(vocab.concepts), type(family.__self__).__name__)
         if key not in cls._made:
-            keys = np.array([family(attributes[c]) for c in range(len(vocab.concepts))], dtype=object)
-            members: dict = {}
-            for number, found in enumerate(keys):
-                if found is not None:
-                    members.setdefault(found, []).append(number)
-            cls._made = {key: cls(keys, {k: np.array(v, np.int64) for k, v in members.items()})}
+            cls._made = {key: cls(np.array([family(attributes[c]) for c in range(len(vocab.concepts))],
+                                           dtype=object))}
         return cls._made[key]
 
     def members(self, concepts) -> np.ndarray:
         """Every concept of the families of `concepts` (concept numbers)."""
         found = [self.by_key[k] for k in {self.of_concept[c] for c in concepts} if k is not None]
         return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+    def within(self, keep: np.ndarray) -> "_Families":
+        """The families of the concepts `keep` (sorted concept numbers), numbered as a pooled
+        chunk numbers them (position in `keep`)."""
+        return _Families(self.of_concept[keep])
 
 
 class _ConceptRecords:
@@ -337,7 +357,7 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
         top = top[np.isfinite(fused[q, top])]
         extra = layout.numbers(extra_candidates(scorers, rows[q]))
         if families is not None:  # the best-scoring concepts' families join whole
-            seeds = top[np.argsort(-fused[q, top], kind="stable")[:FAMILY_SEEDS]]
+            seeds = top[np.lexsort((top, -np.round(fused[q, top], 5)))[:FAMILY_SEEDS]]
             extra = np.union1d(extra, families.members(seeds))
         bound = for_row(scorers, rows[q])  # the row's side of the evidence, once per row
         candidates = [c for c in np.union1d(top, extra) if np.isfinite(fused[q, c])]  # else every name excluded

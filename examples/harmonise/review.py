@@ -1,5 +1,8 @@
 """A scripted, reproducible stand-in for each site's reviewers: approve every source's rank-1
-candidate, except the rows listed below, and save the workbook as SITE.reviewed.xlsx.
+candidate, except the rows listed below, and save the workbook as SITE.reviewed.xlsx. A code to
+approve that is not among the source's candidates is typed over its rank-1 candidate, as a
+reviewer does (codemap ranks a code its unit contradicts below every other, so the slip below
+has to be typed).
 
     python examples/harmonise/review.py out/boston.codemap.xlsx out/leeds.codemap.xlsx …
 
@@ -36,6 +39,10 @@ def review(path: Path) -> Path:
     header = [cell.value for cell in sheet[1]]
     col = {name: header.index(name) for name in ("source_code", "rank", "target_code", "decision",
                                                   "reviewer")}
+    shown = {}  # source code → its candidates' target codes
+    for row in sheet.iter_rows(min_row=2):
+        shown.setdefault(str(row[col["source_code"]].value or ""), set()).add(
+            str(row[col["target_code"]].value or ""))
     for row in sheet.iter_rows(min_row=2):
         code, rank, target = (str(row[col[k]].value or "") for k in ("source_code", "rank", "target_code"))
         rule = EXCEPTIONS.get((site, code))
@@ -44,6 +51,9 @@ def review(path: Path) -> Path:
         if rule in ("reject", "flag"):
             decision = {"reject": "rejected", "flag": "flagged"}[rule] if rank == "1" else None
         elif isinstance(rule, list):
+            typed = [c for c in rule if c not in shown[code]]
+            if typed and rank == "1":  # typed over the first candidate
+                row[col["target_code"]].value, target = typed[0], typed[0]
             decision = "approved" if target in rule else None
         else:
             decision = "approved" if rank == "1" else None

@@ -37,7 +37,21 @@ def load_icd10cm() -> Vocabulary:
     with tempfile.TemporaryDirectory(prefix="codemap-icd10cm-") as folder:
         store = VocabStore(folder)
         store.import_files("icd10cm", xml[-1], ImportOptions())
-        return store.load("ICD10CM")
+        return _without_extensions(store.load("ICD10CM"))
+
+
+def _without_extensions(vocab: Vocabulary) -> Vocabulary:
+    """`vocab` less the seven-character codes, which the importer makes from each code's
+    seventh-character table ("S30.11XA", "…, initial encounter"): as training names they would
+    repeat each title once per encounter kind."""
+    short = lambda codes: codes.str.replace(".", "", regex=False).str.len() < 7
+    relations = vocab.relations
+    if relations is not None:
+        relations = relations[short(relations["head"].astype(str))
+                              & short(relations["tail"].astype(str))].reset_index(drop=True)
+    kept = lambda frame: frame[short(frame["code"])].reset_index(drop=True)
+    return Vocabulary(vocab.id, vocab.version, kept(vocab.concepts), kept(vocab.names),
+                      vocab.notice, vocab.source, relations)
 
 
 # --- the multilingual ICD-10 graph (--kg icd10) ----------------------------------------------------
