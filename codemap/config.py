@@ -124,6 +124,9 @@ class EncoderConfig:
     # cache (needs torch that one time), else PyTorch; "torch" or "onnx" to insist on one;
     # "int8": the export's int8 variant on CPU.
     backend: str = "auto"
+    # Tokens a text is cut to; 0: the model's own (its manifest's max_length). Shorter only: a
+    # large target's names are embedded at codemap.embed.name_encoder.NAME_TOKENS.
+    max_length: int = 0
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,11 @@ class IndexConfig:
     # embedding and the lexical index pool each row's candidates, and the encoder embeds only the
     # pooled names, once. Below it every name is embedded before the first row is mapped.
     two_stage_above: int = 50_000
+    # Above this many names, on CPU with `--backend auto`, the target's names are embedded by the
+    # model's int8 export cut to 24 tokens, the rows by the model itself (codemap.embed.name_encoder):
+    # the full ICD-10-CM's names in 2.4x less time, default acc@1 within 1 point across languages
+    # (docs/experiments/2026-11-29-cross-language-scale.md).
+    int8_names_above: int = 50_000
 
 
 @dataclass(frozen=True)

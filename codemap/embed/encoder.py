@@ -3,9 +3,11 @@ export parity checks.
 
 Texts are sorted by length before batching and put back in input order afterwards: padding a
 batch to its longest member wastes less when its members are of similar length (about 2x on CPU).
+Texts whose tokens are the same once cut to the model's length are embedded once.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import numpy as np
@@ -39,8 +41,10 @@ class Encoder:
         Raises CodemapError for a bad model spec or a backend this machine cannot run."""
         cache_dir = cache_dir or default_cache_dir()
         info = resolve_model(config.model, cache_dir, progress)
-        return cls(runtime_model(info, config.backend, model_cache_dir(cache_dir), progress),
-                   config)
+        info = runtime_model(info, config.backend, model_cache_dir(cache_dir), progress)
+        if 0 < config.max_length < info.max_length:  # the fingerprint, hence index keys, follow
+            info = dataclasses.replace(info, max_length=config.max_length)
+        return cls(info, config)
 
     @property
     def variant(self) -> str:
@@ -61,13 +65,25 @@ class Encoder:
         if not texts:
             return out
         prefixed = [self.info.prefix + t for t in texts]
-        order = np.argsort([-len(t) for t in prefixed], kind="stable")
-        with bar(len(texts), desc, "term", progress, leave=False) as shown:
+        # Texts the model reads the same (equal once cut to max_length) are embedded once: names
+        # that differ past the cut are many in a large target (ICD-10-CM: 72,616 names, 52,242
+        # distinct in their first 24 tokens).
+        first, same_as = _distinct(self._backend.token_keys(prefixed))
+        order = first[np.argsort([-len(prefixed[i]) for i in first], kind="stable")]
+        with bar(len(first), desc, "term", progress, leave=False) as shown:
             for start in range(0, len(order), batch_size):
                 idx = order[start:start + batch_size]
                 out[idx] = self._backend.embed([prefixed[i] for i in idx])
                 shown.update(len(idx))
+        out[:] = out[same_as]
         return out
+
+
+def _distinct(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """(the first position of each distinct key, each position's first position of its key)."""
+    seen: dict[bytes, int] = {}
+    same_as = np.fromiter((seen.setdefault(k, i) for i, k in enumerate(keys)), np.int64, len(keys))
+    return np.fromiter(seen.values(), np.int64, len(seen)), same_as
 
 
 def _load_backend(info: ModelInfo, config: EncoderConfig):

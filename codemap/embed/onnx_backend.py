@@ -53,6 +53,11 @@ class OnnxBackend:
             return self._run_bound(feed)
         return self.session.run(None, feed)[0].astype(np.float32, copy=False)
 
+    def token_keys(self, texts: list[str]) -> list[bytes]:
+        """What the model reads of each text (its token ids after the cut), as a hashable key."""
+        return [np.array(e.ids[:sum(e.attention_mask)], np.int32).tobytes()
+                for e in self.tokenizer.encode_batch(texts)]
+
     def _run_bound(self, feed: dict) -> np.ndarray:
         # IO binding copies the inputs to the GPU once and lets the output stay put until read.
         binding = self.session.io_binding()

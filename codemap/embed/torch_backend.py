@@ -44,6 +44,11 @@ class TorchBackend:
                 vectors = torch.nn.functional.normalize(vectors, dim=-1)
         return vectors.float().cpu().numpy()
 
+    def token_keys(self, texts: list[str]) -> list[bytes]:
+        """What the model reads of each text (its token ids after the cut), as a hashable key."""
+        ids = self.tokenizer(texts, truncation=True, max_length=self.info.max_length)["input_ids"]
+        return [np.array(i, np.int32).tobytes() for i in ids]
+
 
 def pool(hidden, mask, pooling: Pooling):
     """[CLS] vector, or the mean of token vectors over the attention mask."""

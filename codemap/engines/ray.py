@@ -41,6 +41,7 @@ from ..decide.triage import tally
 from ..embed.encoder import Encoder
 from ..embed.index import CHUNK_NAMES, chunk_path, index_folder, load_or_build_index
 from ..embed.models import resolve_model
+from ..embed.name_encoder import name_encoder
 from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
 from ..rank.hubness import reference_texts
@@ -131,7 +132,7 @@ def map_with_ray(config: MapConfig, sources: list[Path], ray_config: RayConfig, 
     if pending:
         with ray_session(ray, ray_config):
             # the vocabulary as ranking uses it (prepared by its domain): the index a Mapper loads
-            if not _index_ready(target.vocab, config.encoder, config.cache_dir):
+            if not _index_ready(target.vocab, config.encoder, config.cache_dir, config.index):
                 embed_vocabulary(target.vocab, config.encoder, config.cache_dir, ray_config,
                                  config.index)
             items = [{"part": name, "source": n, "first_row": block.first_row,
@@ -181,9 +182,13 @@ def embed_vocabulary(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
     first. Returns what was done (kind, chunks, seconds, folder)."""
     started = time.perf_counter()
     names = vocab.names["name"].tolist()
-    local = Encoder.load(encoder, cache_dir)  # the runtime variant is part of the cache key
+    # The encoders as `map` picks them (their runtime variants are part of the cache keys): the
+    # model for the two stages, the name encoder for a full index, whose settings the actors use.
+    model = Encoder.load(encoder, cache_dir)
+    local = name_encoder(model, len(names), index_config, cache_dir)
+    encoder = local.config
     if two_stages(vocab, local, cache_dir, index_config):
-        index = TwoStageIndex.load(vocab, local, load_or_build_lexical(vocab, cache_dir), cache_dir)
+        index = TwoStageIndex.load(vocab, model, load_or_build_lexical(vocab, cache_dir), cache_dir)
         return {"kind": "two-stage", "names": len(names), "cache_hit": index.cache_hit,
                 "seconds": time.perf_counter() - started, "folder": str(index.folder)}
     n_chunks = (len(names) + CHUNK_NAMES - 1) // CHUNK_NAMES
@@ -261,8 +266,10 @@ def _check_resources(ray, ray_config: RayConfig) -> None:
                                f"or {'--num-gpus' if name == 'GPU' else 'a bigger cluster'}")
 
 
-def _index_ready(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path) -> bool:
-    return (index_folder(cache_dir, vocab, Encoder.load(encoder, cache_dir)) / "manifest.json").exists()
+def _index_ready(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
+                 index_config: IndexConfig) -> bool:
+    names = name_encoder(Encoder.load(encoder, cache_dir), len(vocab.names), index_config, cache_dir)
+    return (index_folder(cache_dir, vocab, names) / "manifest.json").exists()
 
 
 def _run_settings(config: MapConfig, sources: list[Path], ray_config: RayConfig) -> dict:

@@ -26,6 +26,7 @@ from ..config import EncoderConfig, IndexConfig, RankConfig, VocabFilter
 from ..domains import PreparedTarget, prepare_target
 from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
+from ..embed.name_encoder import describe as describe_names, name_encoder
 from ..read.language import LanguageGuess, names_language, source_language
 from ..read.normalize import source_key
 from ..vocab.local_names import LocalNames
@@ -80,12 +81,16 @@ class Ranking:
         names = prepared.vocab.names
         target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang)
         crossing = bool(lang and target_lang and lang != target_lang)
-        two = two_stages(prepared.vocab, model, cache_dir, index_config, crossing)
+        # A full index of a large target is embedded by the cheaper name encoder; two stages embed
+        # their few pooled names with the model itself (as measured when they were adopted).
+        names_model = name_encoder(model, len(names), index_config, cache_dir, progress)
+        two = two_stages(prepared.vocab, names_model, cache_dir, index_config, crossing)
         if two:
+            names_model = model
             lexical = load_or_build_lexical(prepared.vocab, cache_dir)
             index = TwoStageIndex.load(prepared.vocab, model, lexical, cache_dir, progress)
         else:
-            index = load_or_build_index(prepared.vocab, model, cache_dir, progress=progress,
+            index = load_or_build_index(prepared.vocab, names_model, cache_dir, progress=progress,
                                         index_config=index_config)
         ranking = cls(prepared, model, index, settings, target_lang, Path(cache_dir), progress,
                       _lexical=lexical)
@@ -93,7 +98,8 @@ class Ranking:
         ranking.lexical  # built with the index, so the timings say what a run loads
         ranking.timings = {"load_target": t_target - clock, "load_model": t_model - t_target,
                            "index": time.perf_counter() - t_model}
-        ranking.index_choice = index_choice(prepared.vocab, index_config, crossing, two)
+        ranking.index_choice = "; ".join(filter(None, (
+            index_choice(prepared.vocab, index_config, crossing, two), describe_names(model, names_model))))
         return ranking, language
 
     def for_language(self, lang: str, settings: RankConfig | None = None) -> "Ranking":
