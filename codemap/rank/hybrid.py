@@ -123,7 +123,7 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
             near[q].append((h, None if more_scores is None else more_scores[i]))
     own = [np.union1d(o, layout.numbers(extra_candidates(scorers, r))) for o, r in zip(own, rows)]
     if families is not None:  # the families of each row's nearest concepts join its pool whole
-        own = [np.union1d(o, families.members(_nearest_concepts(n, layout.concept_of)))
+        own = [np.union1d(o, families.members(_nearest_concepts(n, layout.concept_of, families.has)))
                for o, n in zip(own, near)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
     starts = layout.starts_end[keep]
@@ -157,15 +157,18 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
                        None if families is None else families.within(keep))
 
 
-def _nearest_concepts(searches: list, concept_of: np.ndarray) -> np.ndarray:
-    """The first FAMILY_SEEDS distinct concepts of a row's searches [(name rows, scores or
-    None)], nearest first: by score where every search has scores, as the exact path seeds by
-    the best score over both readings (ties to the lower concept number, scores rounded so that
-    float noise between the index and a matrix product does not decide), else as found."""
+def _nearest_concepts(searches: list, concept_of: np.ndarray, has_family: np.ndarray) -> np.ndarray:
+    """The first FAMILY_SEEDS distinct concepts that have a family among a row's searches
+    [(name rows, scores or None)], nearest first: by score where every search has scores, as the
+    exact path seeds by the best score over both readings (ties to the lower concept number,
+    scores rounded so that float noise between the index and a matrix product does not decide),
+    else as found. A concept without a family (a code that is not LOINC's in a table mixing
+    vocabularies) uses up no seed: at a million names such neighbours filled the first three."""
     found = np.concatenate([h[h >= 0] for h, _ in searches])
-    concepts = concept_of[found]
+    keep = has_family[concept_of[found]]
+    concepts = concept_of[found][keep]
     if not any(s is None for _, s in searches):
-        scores = np.concatenate([s[h >= 0] for h, s in searches])
+        scores = np.concatenate([s[h >= 0] for h, s in searches])[keep]
         concepts = concepts[np.lexsort((concepts, -np.round(scores, 5)))]
     _, first = np.unique(concepts, return_index=True)
     return concepts[np.sort(first)[:FAMILY_SEEDS]]
@@ -179,6 +182,7 @@ class _Families:
 
     def __init__(self, of_concept: np.ndarray):
         self.of_concept = of_concept
+        self.has = np.array([found is not None for found in of_concept], bool)
         members: dict = {}
         for number, found in enumerate(of_concept):
             if found is not None:
@@ -357,7 +361,8 @@ def _rank_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, name
         top = top[np.isfinite(fused[q, top])]
         extra = layout.numbers(extra_candidates(scorers, rows[q]))
         if families is not None:  # the best-scoring concepts' families join whole
-            seeds = top[np.lexsort((top, -np.round(fused[q, top], 5)))[:FAMILY_SEEDS]]
+            seeded = top[families.has[top]]  # as _nearest_concepts seeds the pooled path
+            seeds = seeded[np.lexsort((seeded, -np.round(fused[q, seeded], 5)))[:FAMILY_SEEDS]]
             extra = np.union1d(extra, families.members(seeds))
         bound = for_row(scorers, rows[q])  # the row's side of the evidence, once per row
         candidates = [c for c in np.union1d(top, extra) if np.isfinite(fused[q, c])]  # else every name excluded
