@@ -3,6 +3,7 @@ real model and the lexical index pool each row's candidates, the model embeds on
 names, once across runs."""
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from codemap.cli import app
@@ -110,3 +111,23 @@ def test_family_seeds_skip_neighbours_without_a_family():
     assert _nearest_concepts(as_found, concept_of, has_family).tolist() == [6, 7, 8][:FAMILY_SEEDS]
     scored = [(np.array([0, 9, 5, -1]), np.array([0.9, 0.5, 0.7, 0.0]))]
     assert _nearest_concepts(scored, concept_of, has_family).tolist() == [5, 9]
+
+
+def test_a_row_finds_its_analytes_by_the_model_and_by_spelling(default_encoder, tmp_path):
+    """The two stages' pools take every code of a row's best analytes (codemap.rank.analytes):
+    found by the model for a synonym, by n-grams for a spelling; embedded once, then read back."""
+    from codemap.rank import analytes
+    keys = sorted(["Erythrocytes", "Leukocytes", "Platelets", "Protein", "Transferrin", "Urate",
+                   "Bilirubin", "Glucose", "Sodium", "Potassium", "Hemoglobin"])
+    index = analytes.AnalyteIndex.load(keys, default_encoder, tmp_path)
+    texts = ["Red Blood Cells", "Transferin", "Uric acid"]
+    best = index.best(default_encoder.encode(texts), texts)
+    found = [{keys[k] for k in b} for b in best]
+    assert all(len(f) <= analytes.BY_ENCODER + analytes.BY_SPELLING for f in found)
+    assert "Erythrocytes" in found[0] and "Transferrin" in found[1] and "Urate" in found[2]
+    by_spelling = index.lexical.similarity(["Transferin"])[0]
+    assert keys[int(np.argmax(by_spelling))] == "Transferrin"
+    again = analytes.AnalyteIndex.load(keys, None, tmp_path)  # read back: no encoder needed
+    assert np.array_equal(again.vectors, index.vectors)
+    with pytest.raises(AttributeError):  # other keys are embedded, not read: None cannot encode
+        analytes.AnalyteIndex.load(sorted(keys + ["Albumin"]), None, tmp_path)

@@ -125,6 +125,10 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
     if families is not None:  # the families of each row's nearest concepts join its pool whole
         own = [np.union1d(o, families.members(_nearest_concepts(n, layout.concept_of, families.has)))
                for o, n in zip(own, near)]
+        if hasattr(index, "analytes") and families.by_key:  # and of its best analytes (two stages)
+            keys = sorted(families.by_key)
+            best = index.analytes(keys).best(queries, [r["text"] for r in rows], second)
+            own = [np.union1d(o, families.members_of([keys[k] for k in b])) for o, b in zip(own, best)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
     starts = layout.starts_end[keep]
     sizes = layout.starts_end[keep + 1] - starts
@@ -202,6 +206,11 @@ class _Families:
     def members(self, concepts) -> np.ndarray:
         """Every concept of the families of `concepts` (concept numbers)."""
         found = [self.by_key[k] for k in {self.of_concept[c] for c in concepts} if k is not None]
+        return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+    def members_of(self, keys) -> np.ndarray:
+        """Every concept of the families `keys`."""
+        found = [self.by_key[k] for k in keys if k in self.by_key]
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     def within(self, keep: np.ndarray) -> "_Families":

@@ -84,10 +84,16 @@ def _load_lexical(folder: Path, count: int) -> LexicalIndex | None:
     return None
 
 
-def _build_lexical(folder: Path, names: list[str], vocab: Vocabulary) -> LexicalIndex:
+def fit_lexical(names: list[str], folder: Path) -> LexicalIndex:
+    """The n-gram index of `names` (normalised text), fitted in memory."""
     counts, vocabulary = binary_matrix(names, _ngrams)
     idf = smooth_idf(counts)
-    matrix = tfidf(counts, idf)
+    return LexicalIndex(vocabulary, idf, tfidf(counts, idf), folder)
+
+
+def _build_lexical(folder: Path, names: list[str], vocab: Vocabulary) -> LexicalIndex:
+    fitted = fit_lexical(names, folder)
+    vocabulary, idf, matrix = fitted.vocabulary, fitted.idf, fitted.matrix
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_path(folder / "terms.json") as tmp:
         tmp.write_text(json.dumps(list(vocabulary)), encoding="utf-8")  # numbered in this order
@@ -102,4 +108,4 @@ def _build_lexical(folder: Path, names: list[str], vocab: Vocabulary) -> Lexical
         tmp.write_text(json.dumps({"format": LEXICAL_FORMAT, "ngrams": list(NGRAMS),
                                    "vocab_hash": vocab.content_hash, "count": len(names)}),
                        encoding="utf-8")
-    return LexicalIndex(vocabulary, idf, matrix, folder)
+    return fitted

@@ -2,7 +2,9 @@
 
 Above IndexConfig.two_stage_above names, a target is not embedded whole before the first row is
 mapped. Each row's pool is the union of its nearest names by a static embedding distilled from
-the encoder (codemap.embed.static) and by the lexical index; rank_hybrid's pooled path then
+the encoder (codemap.embed.static) and by the lexical index, and, where the target's domain
+has analytes (LOINC components), every code of the row's best analytes (codemap.rank.analytes:
+at a million names the nearest names are crowded by near-copies); rank_hybrid's pooled path then
 scores every name of the pooled concepts with the encoder, whose vectors are embedded when first
 asked for and kept (codemap.embed.lazy_vectors). A gold code outside the pool is missed: the
 pool's recall is what benchmarks/speed/two_stage.py reports beside acc@1 against the full index.
@@ -23,6 +25,7 @@ from ..embed.lazy_vectors import LazyVectors
 from ..embed.static import StaticEmbedder
 from ..files import atomic_path, build_once
 from ..vocab.vocabulary import Vocabulary
+from .analytes import AnalyteIndex
 
 # Names each stage pools per row, at most: the encoder embeds every name of the pooled concepts,
 # so the pool, not the target, sets what a list costs (benchmarks/speed/two_stage.py: recall).
@@ -65,6 +68,8 @@ class TwoStageIndex:
     cache_hit: bool
     build_seconds: float
     approximate: bool = True  # rank_hybrid scores each row's pool only
+    progress: bool = False
+    _analytes: AnalyteIndex | None = None
 
     @staticmethod
     def load(vocab: Vocabulary, encoder: Encoder, lexical, cache_dir: Path,
@@ -97,7 +102,15 @@ class TwoStageIndex:
         static, static_index, cache_hit = build_once(
             path, cached, build, f"building the first stage of {vocab.id}")
         return TwoStageIndex(LazyVectors(folder / "vectors", names, encoder), static, static_index,
-                             lexical, folder, cache_hit, time.perf_counter() - started)
+                             lexical, folder, cache_hit, time.perf_counter() - started,
+                             progress=progress)
+
+    def analytes(self, keys: list[str]) -> AnalyteIndex:
+        """The target's analytes `keys` as a search of their own (codemap.rank.analytes),
+        embedded by the model once and kept beside the two stages."""
+        if self._analytes is None or self._analytes.keys != keys:
+            self._analytes = AnalyteIndex.load(keys, self.vectors.encoder, self.folder, self.progress)
+        return self._analytes
 
     def search(self, queries: np.ndarray, k: int, texts: list[str] | None = None):
         """Per row, up to 2k name rows: its k nearest by the static embedding and its k best by

@@ -1,7 +1,8 @@
 """Probe: the real pool of each row on the two-stage path (static + lexical names, second
 readings, evidence candidates, analyte families), as rank_hybrid builds it; the model embeds
-nothing (pooled vectors are zeros), so only the pool is read. Today's family seeds against the
-candidate's (the nearest concepts that have a family), on each set.
+nothing (pooled vectors are zeros), so only the pool is read. First run (RULE.md): today's family
+seeds against the candidate's (the nearest concepts that have a family); second run
+(RULE-analytes.md, `analytes` as 4th argument): without and with the row's best analytes.
 
     python probe_real_pool.py TARGET OUT.json SET,SET…
 """
@@ -43,7 +44,10 @@ def chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, all
 
 
 hybrid._rank_chunk = chunk
+from codemap.rank import analytes as analytes_module
 orig_near = hybrid._nearest_concepts
+orig_best = analytes_module.AnalyteIndex.best
+ANALYTES = len(sys.argv) > 4 and sys.argv[4] == "analytes"
 
 
 def near(searches, concept_of):
@@ -62,8 +66,12 @@ for name in names:
     gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH}[name]
     g = gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
                                 progress=False, index=IndexConfig(two_stage_above=0), cache_dir=cache))
-    for variant in ("today", "seeds-with-family"):
-        hybrid._nearest_concepts = near if variant != "today" else orig_near
+    for variant in ("seeds", "seeds+analytes") if ANALYTES else ("today", "seeds-with-family"):
+        if ANALYTES:
+            analytes_module.AnalyteIndex.best = orig_best if variant == "seeds+analytes" else (
+                lambda self, queries, texts, second=None: [np.zeros(0, np.int64)] * len(texts))
+        else:
+            hybrid._nearest_concepts = near if variant != "today" else orig_near
         pools.clear(); asked.clear()
         t = time.perf_counter()
         g.rank(eval_methods(g.base, drugs=False)[DEFAULT_METHOD[False]])
