@@ -2,7 +2,8 @@
 readings, evidence candidates, analyte families), as rank_hybrid builds it; the model embeds
 nothing (pooled vectors are zeros), so only the pool is read. First run (RULE.md): today's family
 seeds against the candidate's (the nearest concepts that have a family); second run
-(RULE-analytes.md, `analytes` as 4th argument): without and with the row's best analytes.
+(RULE-analytes.md, `analytes` as 4th argument): without and with the row's best analytes; third
+(RULE-analyte-text.md, `analyte-text`): the analyte search without and with the analyte text.
 
     python probe_real_pool.py TARGET OUT.json SET,SET…
 """
@@ -47,7 +48,12 @@ hybrid._rank_chunk = chunk
 from codemap.rank import analytes as analytes_module
 orig_near = hybrid._nearest_concepts
 orig_best = analytes_module.AnalyteIndex.best
-ANALYTES = len(sys.argv) > 4 and sys.argv[4] == "analytes"
+MODE = sys.argv[4] if len(sys.argv) > 4 else ""
+ANALYTES = MODE == "analytes"
+from codemap.domains.lab import text as lab_text
+orig_bare = lab_text.ComponentBackoff.__dict__["analyte_text"]  # the staticmethod itself
+VARIANTS = {"analytes": ("seeds", "seeds+analytes"), "analyte-text": ("analytes", "analytes+text")}.get(
+    MODE, ("today", "seeds-with-family"))
 
 
 def near(searches, concept_of):
@@ -66,8 +72,11 @@ for name in names:
     gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH}[name]
     g = gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
                                 progress=False, index=IndexConfig(two_stage_above=0), cache_dir=cache))
-    for variant in ("seeds", "seeds+analytes") if ANALYTES else ("today", "seeds-with-family"):
-        if ANALYTES:
+    for variant in VARIANTS:
+        if MODE == "analyte-text":
+            lab_text.ComponentBackoff.analyte_text = (
+                orig_bare if variant.endswith("+text") else staticmethod(lambda row: None))
+        elif ANALYTES:
             analytes_module.AnalyteIndex.best = orig_best if variant == "seeds+analytes" else (
                 lambda self, queries, texts, second=None: [np.zeros(0, np.int64)] * len(texts))
         else:
