@@ -51,7 +51,7 @@ orig_best = analytes_module.AnalyteIndex.best
 MODE = sys.argv[4] if len(sys.argv) > 4 else ""
 ANALYTES = MODE == "analytes"
 from codemap.domains.lab import text as lab_text
-orig_bare = lab_text.ComponentBackoff.__dict__["analyte_text"]  # the staticmethod itself
+orig_bare = lab_text.ComponentBackoff.__dict__.get("analyte_text")  # the staticmethod itself (reverted since)
 VARIANTS = {"analytes": ("seeds", "seeds+analytes"), "analyte-text": ("analytes", "analytes+text")}.get(
     MODE, ("today", "seeds-with-family"))
 
