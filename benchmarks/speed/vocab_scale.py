@@ -18,7 +18,9 @@ stages whatever the size), then each set ranked by the default method. `table go
 codes alone, `table real` the real names alone (no variant): the full index of either fits a run.
 `table icd`: the ICD-10-CM inclusion-term set's target with every other ICD-10-CM code (72k).
 Writes the index seconds, the names the model embedded, acc@1 / acc@10, the
-pool's recall and the process's peak RSS. Run it on an idle machine; say if it was not.
+pool's recall and the process's peak RSS. `pool_recall` counts the names the two first stages
+pool, not the analytes and families that join them in ranking: the real pool's recall is
+benchmarks/results/pool-scale/probe_real_pool.py's. Run it on an idle machine; say if it was not.
 """
 from __future__ import annotations
 
