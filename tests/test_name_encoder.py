@@ -95,3 +95,18 @@ def test_texts_the_model_reads_the_same_are_embedded_once(tiny_model, tmp_path):
     assert not np.allclose(vectors[0], vectors[4])
     whole = Encoder.load(EncoderConfig(model=str(tiny_model)), tmp_path)  # read to 32 tokens
     assert not np.allclose(*whole.encode(texts[:2]))
+
+
+def test_a_list_taking_the_two_stages_makes_no_int8_export(tiny_model, tmp_path, monkeypatch):
+    """The two stages embed pooled names with the model itself: they ask for the name encoder
+    only to find a full index `vocab embed` built ahead, which needs its export, so none is made
+    for them; once one exists it is found."""
+    monkeypatch.setenv("CODEMAP_MODEL_CACHE", str(tmp_path / "models"))  # no export made before
+    model = Encoder.load(EncoderConfig(model=str(tiny_model)), tmp_path)
+    exports = lambda: sorted((tmp_path / "models" / "onnx").iterdir())
+    fp32_only = exports()
+    assert name_encoder(model, 11, LARGE, tmp_path, made_only=True) is model
+    assert exports() == fp32_only  # no int8 export made
+    made = name_encoder(model, 11, LARGE, tmp_path)  # a full index asks for it: made
+    assert made.variant == "onnx-int8"
+    assert name_encoder(model, 11, LARGE, tmp_path, made_only=True).variant == "onnx-int8"

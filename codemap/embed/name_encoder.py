@@ -16,9 +16,11 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from ..config import EncoderConfig, IndexConfig
+from ..config import EncoderConfig, IndexConfig, model_cache_dir
 from ..errors import CodemapError
 from .encoder import Encoder
+from .models import resolve_model
+from .onnx_cache import export_made
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +40,17 @@ def name_encoder_config(model: Encoder, names: int, config: IndexConfig) -> Enco
 
 
 def name_encoder(model: Encoder, names: int, config: IndexConfig, cache_dir: Path,
-                 progress: bool = False) -> Encoder:
+                 progress: bool = False, made_only: bool = False) -> Encoder:
     """The encoder that embeds a target of `names` names for `model` (itself, or its int8
-    export at NAME_TOKENS; itself again, with a warning, when that export cannot be made)."""
+    export at NAME_TOKENS; itself again, with a warning, when that export cannot be made).
+    `made_only`: itself unless that export exists already. A list that takes the two stages asks
+    only whether `codemap vocab embed` built a full index ahead, which needs the export: it
+    should not pay for making one (once per model)."""
     wanted = name_encoder_config(model, names, config)
     if wanted is None:
+        return model
+    if made_only and not export_made(resolve_model(wanted.model, cache_dir), wanted.backend,
+                                     model_cache_dir(cache_dir)):
         return model
     try:
         return Encoder.load(wanted, cache_dir, progress=progress)

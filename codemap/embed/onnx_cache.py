@@ -78,6 +78,13 @@ def runtime_model(info: ModelInfo, backend: str, model_dir: Path,
     return _int8(exported) if backend == "int8" else exported
 
 
+def export_made(info: ModelInfo, backend: str, model_dir: Path) -> bool:
+    """Whether runtime_model(info, backend) finds its export without making one."""
+    if info.backend is Backend.ONNX:
+        return backend != "int8" or "int8" in info.extra.get("variants", {})
+    return backend == "torch" or (export_folder(info, model_dir, run_variants(backend)) / MANIFEST).exists()
+
+
 def _int8(export: ModelInfo) -> ModelInfo:
     """`export` set to run its int8 file (a CPU format: OnnxBackend keeps it off CUDA)."""
     variants = export.extra.get("variants", {})

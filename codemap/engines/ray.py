@@ -185,7 +185,8 @@ def embed_vocabulary(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
     # The encoders as `map` picks them (their runtime variants are part of the cache keys): the
     # model for the two stages, the name encoder for a full index, whose settings the actors use.
     model = Encoder.load(encoder, cache_dir)
-    local = name_encoder(model, len(names), index_config, cache_dir)
+    local = name_encoder(model, len(names), index_config, cache_dir,
+                         made_only=len(names) > index_config.two_stage_above)
     encoder = local.config
     if two_stages(vocab, local, cache_dir, index_config):
         index = TwoStageIndex.load(vocab, model, load_or_build_lexical(vocab, cache_dir), cache_dir)
@@ -268,7 +269,8 @@ def _check_resources(ray, ray_config: RayConfig) -> None:
 
 def _index_ready(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
                  index_config: IndexConfig) -> bool:
-    names = name_encoder(Encoder.load(encoder, cache_dir), len(vocab.names), index_config, cache_dir)
+    names = name_encoder(Encoder.load(encoder, cache_dir), len(vocab.names), index_config, cache_dir,
+                         made_only=True)  # an index its export built needs that export
     return (index_folder(cache_dir, vocab, names) / "manifest.json").exists()
 
 

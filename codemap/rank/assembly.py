@@ -82,8 +82,10 @@ class Ranking:
         target_lang = names_language(names["name"].tolist(), names["lang"].tolist(), lang)
         crossing = bool(lang and target_lang and lang != target_lang)
         # A full index of a large target is embedded by the cheaper name encoder; two stages embed
-        # their few pooled names with the model itself (as measured when they were adopted).
-        names_model = name_encoder(model, len(names), index_config, cache_dir, progress)
+        # their few pooled names with the model itself (as measured when they were adopted), and
+        # ask for the name encoder only to find a full index built ahead with it.
+        pooled = len(names) > index_config.two_stage_above and not crossing
+        names_model = name_encoder(model, len(names), index_config, cache_dir, progress, made_only=pooled)
         two = two_stages(prepared.vocab, names_model, cache_dir, index_config, crossing)
         if two:
             names_model = model
