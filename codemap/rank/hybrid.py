@@ -125,10 +125,10 @@ def _rank_pooled(index, scored_names, layout, attributes, names, queries, rows, 
     if families is not None:  # the families of each row's nearest concepts join its pool whole
         own = [np.union1d(o, families.members(_nearest_concepts(n, layout.concept_of, families.has)))
                for o, n in zip(own, near)]
-        if hasattr(index, "analytes") and families.by_key:  # and of its best analytes (two stages)
-            keys = sorted(families.by_key)
-            best = index.analytes(keys).best(queries, [r["text"] for r in rows], second)
-            own = [np.union1d(o, families.members_of([keys[k] for k in b])) for o, b in zip(own, best)]
+        if hasattr(index, "analytes") and families.keys:  # and of its best analytes (two stages)
+            best = index.analytes(families.keys).best(queries, [r["text"] for r in rows], second)
+            own = [np.union1d(o, families.members_of([families.keys[k] for k in b]))
+                   for o, b in zip(own, best)]
     keep = np.unique(np.concatenate(own))  # sorted: ties still go to the lower concept number
     starts = layout.starts_end[keep]
     sizes = layout.starts_end[keep + 1] - starts
@@ -207,6 +207,12 @@ class _Families:
         """Every concept of the families of `concepts` (concept numbers)."""
         found = [self.by_key[k] for k in {self.of_concept[c] for c in concepts} if k is not None]
         return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+    @functools.cached_property
+    def keys(self) -> list:
+        """The family keys in sorted order: the analyte search's rows (codemap.rank.analytes),
+        sorted once per vocabulary, not per chunk of rows."""
+        return sorted(self.by_key)
 
     def members_of(self, keys) -> np.ndarray:
         """Every concept of the families `keys`."""
