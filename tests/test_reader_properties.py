@@ -42,6 +42,8 @@ def _round_trip(tmp_path, suffix, data, quoting=csv.QUOTE_MINIMAL):
 @example(data=[('"|', '')])
 @example(data=[('"|', '|')])
 @example(data=[('', '\n"|0')])
+# A quoted last cell holding only a line break, at the end of the file, closes: it is no cut quote.
+@example(data=[('', '\n')])
 def test_delimited_text_cells_round_trip(tmp_path, suffix, data):
     written, read = _round_trip(tmp_path, suffix, data)
     assert read.values.tolist() == written.values.tolist()

@@ -55,6 +55,7 @@ class BoundedLines:
 
     def __init__(self, text, path: Path, limit: int):
         self.text, self.path, self.limit, self.number = text, path, limit, 0
+        self.last = ""  # the line read last, as read
 
     def __iter__(self) -> "BoundedLines":
         return self
@@ -71,6 +72,7 @@ class BoundedLines:
         if "\x00" in line:
             raise CodemapError(f"{self.path}: line {self.number:,} holds a NUL byte; looks like a "
                                f"binary file, not CSV/TSV text")
+        self.last = line
         return line
 
 

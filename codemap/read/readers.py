@@ -205,6 +205,13 @@ def _bom_encoding(head: bytes) -> str | None:
     return "utf-16" if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
 
 
+def _closes_quote(line: str) -> bool:
+    """Whether a record's last physical line ends its quoted last cell: it ends in an odd run of
+    quotes (a pair is a quote inside the cell, one more closes it)."""
+    text = line.rstrip("\r\n")
+    return (len(text) - len(text.rstrip('"'))) % 2 == 1
+
+
 class _Records:
     """A delimited text's records, read with Python's csv reader over bounded lines: the header
     first (its width bounds every later line), then rows in blocks."""
@@ -267,7 +274,9 @@ class _Records:
                         f"{last - first + 1:,} lines, to line {last:,} (a cell cut by an export?); "
                         f"close or remove the quote (--limit cell-lines=N allows longer cells)")
                 self.spans.append(first)
-                ends_open = record[-1].endswith(("\n", "\r"))
+                # A last cell that ends in a line break is still open unless its last line
+                # closes the quote: a cell holding "<line break>" is whole, a cut one is not.
+                ends_open = record[-1].endswith(("\n", "\r")) and not _closes_quote(self.lines.last)
                 self.open_span = (first, last) if ends_open else None
             else:
                 self.open_span = None
