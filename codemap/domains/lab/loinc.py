@@ -24,6 +24,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from ...vocab.vocabulary import shipped_top2000
 from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
                    without_accents)
 from .specimens import Specimen, SpecimenTable, read_specimen, system_specimen
@@ -113,13 +114,7 @@ def ranked_codes() -> pd.DataFrame:
     """The shipped LOINC Top-2000 US and SI lists as one table: code, name, short_name, class,
     rank (the better of the two lists' ranks), counted (False for a code only the SI list ranks:
     the SI list puts molar twins at their US code's rank, so that rank is borrowed)."""
-    folder = resources.files("codemap") / "data" / "loinc"
-    frames = []
-    for units in ("US", "SI"):
-        with (folder / f"LOINC_1.6_Top2000CommonLabResults{units}.csv").open(encoding="utf-8") as f:
-            frame = pd.read_csv(f, dtype=str, keep_default_na=False)
-        frames.append(frame.iloc[:, :5].set_axis(["code", "name", "short_name", "class", "rank"],
-                                                 axis=1).assign(list=units))
+    frames = [shipped_top2000(units).assign(list=units) for units in ("US", "SI")]
     table = pd.concat(frames, ignore_index=True)
     table["counted"] = table["code"].isin(set(table.loc[table["list"] == "US", "code"]))
     table = table.drop(columns="list")
