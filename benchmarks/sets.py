@@ -53,6 +53,10 @@ FRESH = {
     "drugs_fresh": (DATA / "ohdsi_mimic_drugs_fresh.tsv", "DRUGS", "target_concept_id",
                     ("local_drug_string",)),
     "german_labs_fresh": (DATA / "german_lab_labels_fresh.tsv", "LOINC", "loinc_code", ("label",)),
+    # 27 tests of a Taiwanese lab catalogue (recipes/build_taiwan_labs.py, read first 2026-11-29):
+    # the everyday alias, or the Traditional Chinese name, with the specimen and unit columns.
+    "taiwan_aliases": (DATA / "taiwan_labs.tsv", "LOINC", "loinc_code", ("alias",)),
+    "taiwan_zh": (DATA / "taiwan_labs.tsv", "LOINC", "loinc_code", ("name_zh",)),
 }
 # Cross-lingual sets (the multilingual model's own use): German LOINC names against the English
 # names only (the built-in LOINC carries German names, which would make them exact matches).
