@@ -34,6 +34,38 @@ def test_ece_and_precision_curve_by_hand():
     assert curve == ((0.9, 1.0, 1), (0.8, 0.666667, 3), (0.1, 0.5, 4))  # ties share a threshold
 
 
+def test_a_threshold_keeps_its_precision_with_a_margin():
+    """Ten right rows prove no 95 % (their lower bound is 0.79); one early wrong row no longer
+    blocks every threshold below it; a point precision of 0.95 on 40 rows is not enough."""
+    from codemap.rank.candidates import precision_lower_bound, threshold_at
+
+    assert precision_lower_bound(1.0, 10) == pytest.approx(0.787, abs=1e-3)
+    ten = tuple((1 - k / 100, 1.0, k) for k in range(1, 11))
+    assert threshold_at(ten, 0.95) is None
+    # 1 wrong at the top, then right rows: 1 wrong in 200 is 0.995 (lower bound 0.976)
+    early_error = ((0.99, 0.0, 1),) + tuple((0.98 - k / 1000, (k - 1) / k, k) for k in range(2, 201))
+    assert threshold_at(early_error, 0.95) == pytest.approx(0.98 - 200 / 1000)
+    assert threshold_at(((0.9, 0.95, 40),), 0.95) is None
+
+
+def test_a_missing_drug_row_lacks_the_drug_not_one_level_of_it():
+    """`codemap calibrate` hides a missing drug row's gold with every concept of the same
+    ingredients (its brands, other strengths, its component), as a drug vocabulary lacks a drug
+    altogether; a lab target hides the gold codes alone."""
+    from codemap.decide.calibrate import hidden_together
+    from codemap.domains import prepare_target
+    from codemap.vocab import load_target
+
+    drugs = prepare_target(load_target(str(DRUG_TARGET)))
+    names = drugs.vocab.concepts.set_index("code")["name"]
+    gold = names.index[names.str.startswith("aripiprazole 5 MG Oral Tablet")][0]
+    hidden = hidden_together(drugs, [{gold}, set()])
+    assert gold in hidden[0] and len(hidden[0]) > 1 and hidden[1] == set()
+    assert all("aripiprazole" in names[c].lower() or "abilify" in names[c].lower() for c in hidden[0])
+    labs = prepare_target(load_target("LOINC"))
+    assert hidden_together(labs, [{"2345-7"}]) == [{"2345-7"}]
+
+
 def test_unconfirmed_evidence_is_read_apart_from_agreement_and_contradiction():
     # Reasons as the drug scorers write them; a reason without a mark adds nothing to it.
     found = pd.DataFrame({

@@ -53,7 +53,7 @@ def stage_folder(tmp_path_factory):
                 "first_stage_model": resolve_model("default").key(), "kinds": ["lab"],
                 "calibration": {"x": [0.0, 1.0], "y": [0.0, 1.0]}, "pre_approve_at": 0.5,
                 "no_match_below": 0.2,
-                "precision_curve": [[0.5, 0.96, 40], [0.2, 0.7, 120], [0.0, 0.5, 400]],
+                "precision_curve": [[0.5, 0.99, 300], [0.2, 0.7, 600], [0.0, 0.5, 1000]],
                 "fitted_on": ["drawn features"]}
     (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
     return folder

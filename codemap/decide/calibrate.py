@@ -3,7 +3,10 @@
 Real code lists hold terms with no right target (local panels, admin items, retired tests), so
 the dev set is made to hold some too: for a random share of the queries (default 30%) every gold
 concept is hidden from that query's ranking, as if the target lacked it (only the lexical
-index's IDF weights, fitted on the whole vocabulary, still count it). Hidden before ranking, not
+index's IDF weights, fitted on the whole vocabulary, still count it); with it, every concept
+the target's domain says a vocabulary carries or lacks together (a drug's other levels and
+brands: a drug list's unmappable row is a drug the target lacks, not one level of a drug it has;
+benchmarks/results/missing-drugs/RULE.md). Hidden before ranking, not
 removed from the ranked candidates after: a sibling that the row does not tell apart from the
 gold concept would otherwise keep the gold's name score (codemap.rank.hybrid), and with it a
 confidence it never has when the code is really absent. Hiding a concept from every query would
@@ -126,11 +129,27 @@ def dev_list(gold: EvalConfig, config: CalibrateConfig) -> DevList:
     g = gold_queries(gold)
     rank = g.base  # gold.rank with the fusion weight for the languages, as `eval` ranks
     missing = missing_queries(len(g.gold), config.missing_share, config.seed)
-    found = g.rank(rank, [g.gold[q] if missing[q] else set() for q in range(len(g.gold))])
+    lacked = hidden_together(g.ranking.target, [g.gold[q] if missing[q] else set()
+                                                for q in range(len(g.gold))])
+    found = g.rank(rank, lacked)
     return DevList(Path(gold.gold).name, dev_set(found, g.gold, missing),
                    g.encoder.info.key(), g.kind,
                    ranking_key(rank, g.ranking_for(rank).scorers),
                    f"{g.vocab.id} {g.vocab.version}")
+
+
+def hidden_together(target, codes: list[set[str]]) -> list[set[str]]:
+    """Each query's hidden codes with every concept its target's domain carries or lacks
+    together with them (Domain.carried_with: a drug's other levels and brands), so a missing
+    row's target lacks the drug, not one level of it."""
+    key_of = target.domain.carried_with(target.vocab)
+    if key_of is None:
+        return codes
+    together: dict = {}
+    for code in target.vocab.concepts["code"]:
+        if (key := key_of(code)) is not None:
+            together.setdefault(key, set()).add(code)
+    return [hidden.union(*(together.get(key_of(c), ()) for c in hidden)) for hidden in codes]
 
 
 def pooled(lists: list[DevList], folds: int, seed: int) -> tuple[DevSet, np.ndarray, np.ndarray]:

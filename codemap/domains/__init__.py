@@ -23,6 +23,8 @@ A Domain says, through one small record, everything ranking needs from it:
 - `unit_properties(unit)`: the properties a unit can measure ("mg/dL" → {"MCnc"});
 - `name_property(name)` and `name_analyte(name)`: a concept name's property and analyte
   ("Glucose [Mass/volume] in Serum" → "MCnc", "Glucose"), "" when the domain cannot say.
+- `carried_with(vocab)`: code → what a target carries or lacks together with it (a drug's
+  ingredient set), or None: `codemap calibrate` hides a missing row's gold with it.
 
 Those last four serve later stages on any target, whichever domain claims it (two sites'
 units for a SNOMED concept are still compared): `short_forms`, `unit_properties`, `name_property`

@@ -31,6 +31,10 @@ class Domain:
     unit_properties: Callable[[str], frozenset[str]] = lambda unit: frozenset()
     name_property: Callable[[str], str] = lambda name: ""
     name_analyte: Callable[[str], str] = lambda name: ""
+    # Concepts a target carries or lacks together (code → key, None: each on its own): a drug
+    # vocabulary holds every level of a drug it has, so a list's unmappable drug is one whose
+    # ingredients it lacks altogether (`codemap calibrate` hides them so).
+    carried_with: Callable[[Vocabulary], Callable[[str], object] | None] = lambda vocab: None
 
 
 # A target no domain claims: general ranking only.

@@ -4,6 +4,8 @@ codemap.rerank), and the confidence threshold a precision curve gives.
 """
 from __future__ import annotations
 
+import math
+
 import re
 
 import numpy as np
@@ -19,6 +21,7 @@ CONTRADICTED_CAP = 0.5
 USAGE_UNRANKED = 10_000  # the usage rank of a code the common-test lists do not rank
 _USAGE = re.compile(r"common test rank (\d+)")
 MIN_SUPPORT = 10  # dev queries a pre-approval threshold must cover
+WILSON_Z = 1.645  # a one-sided 95 % lower bound
 # "(+0.05)" as evidence.weigh writes it, with the reason's mark before it when it has one.
 _ADJUSTMENT = re.compile(r"(?:([✔✘~])\s*)?\(([+-]\d+(?:\.\d+)?)\)")
 def candidate_features(found: pd.DataFrame) -> np.ndarray:
@@ -115,14 +118,21 @@ def _adjustments(explanation: str) -> list[tuple[str, float]]:
 
 def threshold_at(curve, precision: float) -> float | None:
     """Lowest confidence at which the top-1 precision of a curve of (threshold, precision,
-    queries at or above it), thresholds descending, and every stricter threshold's, reaches
-    `precision`; None when none does. Thresholds covering fewer than MIN_SUPPORT queries are not
-    trusted either way (one lucky query is 100% precision)."""
+    queries at or above it), thresholds descending, reaches `precision` with its margin: the
+    one-sided 95 % lower bound of that precision (Wilson score) does. A point precision on the
+    few queries at the top of a curve is noise (one early wrong row would block every threshold
+    below it; ten right rows are no proof of 95 %); None when no threshold reaches it.
+    benchmarks/results/missing-drugs/RULE-2.md"""
     best = None
     for threshold, reached, count in curve:
-        if count < MIN_SUPPORT:
-            continue
-        if reached < precision:
-            break
-        best = threshold
+        if count >= MIN_SUPPORT and precision_lower_bound(reached, count) >= precision:
+            best = threshold
     return best
+
+
+def precision_lower_bound(precision: float, count: int, z: float = WILSON_Z) -> float:
+    """The Wilson score interval's lower end for `precision` measured on `count` queries."""
+    z2 = z * z / count
+    centre = precision + z2 / 2
+    margin = z * math.sqrt(precision * (1 - precision) / count + z2 / (4 * count))
+    return (centre - margin) / (1 + z2)

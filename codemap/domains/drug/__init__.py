@@ -10,7 +10,7 @@ from ...config import RankConfig
 from ...read.normalize import LETTERS
 from ...vocab.vocabulary import Vocabulary
 from ..base import Domain
-from .agreement import DRUG_FEATURES, drug_scorers, is_drug_vocabulary
+from .agreement import DRUG_FEATURES, drug_scorers, ingredient_sets, is_drug_vocabulary
 from .names import one_spelling, with_other_names
 from .parse import written_words
 
@@ -28,5 +28,13 @@ def language_free_words(vocab: Vocabulary) -> frozenset[str]:
     return frozenset(names | ingredients | written_words())
 
 
+def carried_with(vocab: Vocabulary):
+    """A drug concept's ingredient set (as the parser reads its name, in one spelling): a
+    vocabulary holds a drug's clinical drugs, components and brands alike, so it lacks them
+    together (benchmarks/results/missing-drugs/RULE.md)."""
+    return ingredient_sets(vocab.concepts).get
+
+
 DRUG = Domain(name="drug", claims=is_drug_vocabulary, prepare=with_other_names, scorers=scorers,
-              language_free_words=language_free_words, evidence=DRUG_FEATURES)
+              language_free_words=language_free_words, evidence=DRUG_FEATURES,
+              carried_with=carried_with)

@@ -228,6 +228,12 @@ def drug_scorers(concepts: pd.DataFrame, features=DRUG_FEATURES) -> list[DrugSco
     return [DrugScorer(matcher, feature) for feature in features]
 
 
+def ingredient_sets(concepts: pd.DataFrame) -> dict[str, frozenset]:
+    """Code → the concept's ingredients in one spelling (empty concepts left out)."""
+    spelled = DrugMatcher(concepts).spelled
+    return {code: frozenset(keys) for code, keys in spelled.items() if any(keys)}
+
+
 def is_drug_vocabulary(vocab) -> bool:
     """Whether most concepts are in the OMOP Drug domain (a `domain_id` column says so)."""
     if "domain_id" not in vocab.concepts.columns or vocab.concepts.empty:
