@@ -6,7 +6,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -161,21 +160,33 @@ def test_a_kill_during_apply_leaves_the_memory_as_it_was(tmp_path):
     _store(str(path), "leeds", "approved")  # and it takes the next apply
 
 
+_EXPORT_STALL = """
+import sys, time
+import codemap.export
+real = codemap.export.export_model
+def stalled(*args, **kwargs):
+    made = real(*args, **kwargs)
+    print("exported", flush=True)
+    time.sleep(600)
+    return made
+codemap.export.export_model = stalled
+from codemap.embed.models import resolve_model
+from codemap.embed.onnx_cache import runtime_model
+runtime_model(resolve_model(sys.argv[1]), "auto", sys.argv[2])
+"""
+
+
 def test_a_kill_during_an_export_leaves_a_cache_the_next_run_uses(tiny_model, tmp_path):
     models = tmp_path / "models"
-    script = ("import sys; from codemap.embed.models import resolve_model; "
-              "from codemap.embed.onnx_cache import runtime_model; "
-              "runtime_model(resolve_model(sys.argv[1]), 'auto', sys.argv[2])")
-    child = subprocess.Popen([sys.executable, "-c", script, str(tiny_model), str(models)], env=ENV,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while child.poll() is None and time.monotonic() < deadline:
-        if list(models.glob("onnx/.*.part/export/*")):  # the export is being written
-            child.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.002)
+    child = subprocess.Popen([sys.executable, "-c", _EXPORT_STALL, str(tiny_model), str(models)],
+                             env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    # Killed once the export is written into its scratch folder and before it is published: a
+    # tiny model exports in a blink, so the child waits there rather than the test racing it.
+    assert child.stdout.readline().strip() == "exported"
+    assert list(models.glob("onnx/.*.part/export/*"))
+    child.send_signal(signal.SIGKILL)
     child.wait()
-    assert child.returncode == -signal.SIGKILL, "the export finished before it could be killed"
+    assert child.returncode == -signal.SIGKILL
     from codemap.embed.models import resolve_model
     from codemap.embed.onnx_cache import runtime_model
 
