@@ -46,7 +46,7 @@ from ..errors import CodemapError
 from ..files import atomic_path, sha256_file, sha256_text
 from ..rank.hubness import reference_texts
 from ..rank.lexical import load_or_build_lexical
-from ..rank.two_stage import TwoStageIndex, pooled_size, two_stages
+from ..rank.two_stage import TwoStageIndex, pools_by_size, two_stages
 from ..domains import prepare_target
 from ..rank.prepare import language_free_words
 from ..read.language import source_language
@@ -186,7 +186,7 @@ def embed_vocabulary(vocab: Vocabulary, encoder: EncoderConfig, cache_dir: Path,
     # model for the two stages, the name encoder for a full index, whose settings the actors use.
     model = Encoder.load(encoder, cache_dir)
     local = name_encoder(model, len(names), index_config, cache_dir,
-                         made_only=pooled_size(vocab, index_config))
+                         made_only=pools_by_size(vocab, index_config))
     encoder = local.config
     if two_stages(vocab, local, cache_dir, index_config):
         index = TwoStageIndex.load(vocab, model, load_or_build_lexical(vocab, cache_dir), cache_dir)

@@ -34,7 +34,7 @@ from ..vocab.target import load_target
 from .hybrid import rank_hybrid
 from .lexical import load_or_build_lexical
 from .local_names import LocalIndex
-from .two_stage import TwoStageIndex, index_choice, pooled_size, two_stages
+from .two_stage import TwoStageIndex, index_choice, pools_by_size, two_stages
 from .prepare import language_free_words, ranking_for, second_reader, text_expander, with_readings
 
 # Texts whose vectors a ranking keeps for the rest of the process: a list's hubness reference
@@ -85,7 +85,7 @@ class Ranking:
         # their few pooled names with the model itself (as measured when they were adopted), and
         # ask for the name encoder only to find a full index built ahead with it.
         names_model = name_encoder(model, len(names), index_config, cache_dir, progress,
-                                   made_only=pooled_size(prepared.vocab, index_config, crossing))
+                                   made_only=pools_by_size(prepared.vocab, index_config, crossing))
         two = two_stages(prepared.vocab, names_model, cache_dir, index_config, crossing)
         if two:
             names_model = model

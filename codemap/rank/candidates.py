@@ -5,7 +5,6 @@ codemap.rerank), and the confidence threshold a precision curve gives.
 from __future__ import annotations
 
 import math
-
 import re
 
 import numpy as np

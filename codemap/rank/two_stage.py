@@ -33,7 +33,7 @@ POOL_NAMES = 100
 LEXICAL_AT_ONCE = 32  # rows whose n-gram scores against every name are held at once (128 MB at 1M names)
 
 
-def pooled_size(vocab: Vocabulary, config: IndexConfig, crossing: bool = False) -> bool:
+def pools_by_size(vocab: Vocabulary, config: IndexConfig, crossing: bool = False) -> bool:
     """Whether `vocab` takes the two stages unless a full index of it was built ahead: more
     names than config.two_stage_above, and a list in a language its names are written in."""
     return len(vocab.names) > config.two_stage_above and not crossing
@@ -47,7 +47,7 @@ def two_stages(vocab: Vocabulary, encoder: Encoder, cache_dir: Path, config: Ind
     pools by spelling and by static token vectors, and neither crosses languages: 300 German
     ICD-10-GM titles onto ICD-10-CM lost 11 points of acc@1 to the full index in two stages
     (issue #53), so a list in another language gets every name embedded."""
-    return pooled_size(vocab, config, crossing) and not is_built(cache_dir, vocab, encoder)
+    return pools_by_size(vocab, config, crossing) and not is_built(cache_dir, vocab, encoder)
 
 
 def index_choice(vocab: Vocabulary, config: IndexConfig, crossing: bool, two: bool) -> str:
