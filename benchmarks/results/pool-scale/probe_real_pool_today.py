@@ -1,0 +1,63 @@
+"""Probe (slim copy of benchmarks/results/pool-scale/probe_real_pool.py, today's code only; made mixed-names-before/after.json, RULE-mixed-names.md; cache under /work/scale/cache): the real pool of each row on the two-stage path (static + lexical names, second
+readings, evidence candidates, analyte families), as rank_hybrid builds it; the model embeds
+nothing (pooled vectors are zeros), so only the pool is read. First run (RULE.md): today's family
+seeds against the candidate's (the nearest concepts that have a family); second run
+(RULE-analytes.md, `analytes` as 4th argument): without and with the row's best analytes; third
+(RULE-analyte-text.md, `analyte-text`): the analyte search without and with the analyte text.
+
+    python probe_real_pool.py TARGET OUT.json SET,SET…
+"""
+import json, os, sys, time
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, "/work/main/benchmarks")
+os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache/codemap/models"))
+import sets
+from codemap.config import EvalConfig, IndexConfig
+from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
+from codemap.embed import lazy_vectors
+from codemap.rank import assembly, hybrid
+
+target, out, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+# Two stages whatever the list's language (a German list on this table, which carries German
+# names but no language tags, is read as crossing and would get every name embedded: hours).
+_two = assembly.two_stages
+assembly.two_stages = lambda vocab, enc, cache, config, crossing=False: _two(vocab, enc, cache, config, False)
+asked = set()
+
+
+def zeros(self, rows):
+    rows = np.asarray(rows, dtype=np.int64)
+    asked.update(rows.tolist())
+    return np.zeros((len(rows), self.shape[1]), np.float32)
+
+
+lazy_vectors.LazyVectors.__getitem__ = zeros
+pools = {}
+orig_chunk = hybrid._rank_chunk
+
+
+def chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None, *a, **k):
+    if allowed is not None:
+        for q in range(len(rows)):
+            pools[offset + q] = set(layout.concept_codes[allowed[q]])
+    return orig_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed, *a, **k)
+
+
+hybrid._rank_chunk = chunk
+cache = Path("/work/scale/cache")
+res = {}
+for name in names:
+    gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH}[name]
+    g = gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
+                                progress=False, index=IndexConfig(two_stage_above=0), cache_dir=cache))
+    pools.clear(); asked.clear()
+    t = time.perf_counter()
+    g.rank(eval_methods(g.base, drugs=False)[DEFAULT_METHOD[False]])
+    hit = [bool(gold & pools.get(q, set())) for q, gold in enumerate(g.gold)]
+    res[name] = {"rows": len(hit), "pool_recall": round(float(np.mean(hit)), 4),
+                 "mean_concepts": round(float(np.mean([len(pools.get(q, ())) for q in range(len(hit))])), 1),
+                 "names_to_embed": len(asked), "rank_s": round(time.perf_counter() - t, 1),
+                 "missed": [g.rows[q]["text"] for q, h in enumerate(hit) if not h]}
+    print(name, {k: v for k, v in res[name].items() if k != "missed"}, flush=True)
+    Path(out).write_text(json.dumps(res, indent=1))
