@@ -176,6 +176,11 @@ class RankConfig:
     # code the US list counted (UsageScorer.ties_only;
     # benchmarks/results/lab-text/RULE-crosslingual-twins.md).
     usage_evidence: bool = True
+    # The units the list's lab reports in where a row states none: "us" (mass, mg/dL: the codes
+    # LOINC's US list counted) or "si" (moles, mmol/L: their molar twins of the SI list). It
+    # decides only the exact tie of twins a row does not tell apart (UsageScorer.borrowed_hair);
+    # a stated unit decides by itself. A statement about the list, as --specimen-col is.
+    unit_system: str = "us"
     # Lower each concept's encoder score by half its mean best cosine to the list's rows (CSLS:
     # a concept close to many rows is a hub, not their answer; codemap.rank.hubness).
     hubness: bool = True

@@ -96,3 +96,28 @@ def test_experiment_switches_sit_in_one_panel_that_says_so():
     assert set(experimental) == {"--learned-ranking", "--rerank", "--rerank-top", "--second-stage",
                                  "--local-names"}
     assert all("Not adopted" in help for opt, help in experimental.items() if opt != "--rerank-top")
+
+
+def test_a_list_that_reports_si_units_takes_the_molar_twin(tmp_path, shared_cache):
+    """A row that states no unit cannot tell a mass code from its molar twin; --unit-system si
+    says what the lab reports, so the tie goes to the molar one, while a stated unit still
+    decides by itself, and the run sheet records the setting."""
+    source = tmp_path / "labs.csv"
+    source.write_text("code,label,unit\n1,Creatinine,\n2,Calcium,\n3,Creatinine,mg/dL\n",
+                      encoding="utf-8")
+    tops = {}
+    for system in ("us", "si"):
+        out = tmp_path / f"{system}.xlsx"
+        result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
+                                     "--unit-system", system, "--cache-dir", str(shared_cache)])
+        assert result.exit_code == 0, result.output
+        book = openpyxl.load_workbook(out)
+        frame = pd.DataFrame(book["candidates"].values)
+        frame.columns = frame.iloc[0]
+        frame = frame.iloc[1:]
+        tops[system] = frame[frame["rank"] == 1].set_index("source_code")["target_code"].to_dict()
+        run = {r[0].value: r[1].value for r in book["run"].iter_rows(min_row=2)}
+        assert run["unit_system"] == system
+    assert (tops["us"]["1"], tops["us"]["2"]) == ("2160-0", "17861-6")  # mass: what US labs report
+    assert (tops["si"]["1"], tops["si"]["2"]) == ("14682-9", "2000-8")  # their molar twins
+    assert tops["us"]["3"] == tops["si"]["3"] == "2160-0"  # mg/dL states mass

@@ -13,8 +13,8 @@ from .command import progress_bars, setup_logging, user_errors
 from .options import (DECISIONS, ENGINE, EXPERIMENTAL, INPUT, OUTPUT, RANKING, Backend,
                       BackendChoice, BatchSize, CacheDir, Device, Engine, EngineOption,
                       EncoderWeight, Filters, Langs, Model, NumGpus, RayAddress, Rerank, RerankTop,
-                      StandardOnly, Store, Target, TextCols, TwoStageAbove, Workers,
-                      encoder_config, rank_config, ray_config, target_settings)
+                      StandardOnly, Store, Target, TextCols, TwoStageAbove, UnitSystem,
+                      UnitSystemChoice, Workers, encoder_config, rank_config, ray_config, target_settings)
 
 app = typer.Typer()
 
@@ -152,6 +152,7 @@ def map_command(
     # input
     sources: Sources, sheet: Sheet = None, encoding: Encoding = None, code_col: CodeCol = None,
     text_col: TextCols = None, unit_col: UnitCol = None, specimen_col: SpecimenCol = None,
+    unit_system: UnitSystem = UnitSystemChoice.us,
     no_header: NoHeader = False, limit: Limits = None, source_lang: SourceLang = None,
     # target
     target: Target = ..., filters: Filters = None, standard_only: StandardOnly = False,
@@ -213,7 +214,8 @@ def map_command(
         cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
         **_ranking(encoder_weight, top_k, method, hide_contradicted, expand_abbreviations,
                    complete_words, hubness, approximate_above, nprobe, fp16_index,
-                   two_stage_above, learned=learned_ranking, rerank_top=rerank_top),
+                   two_stage_above, learned=learned_ranking, rerank_top=rerank_top,
+                   unit_system=unit_system.value),
         **_decisions(calibration, auto_accept, no_match_below, broader_below, memory, site,
                      llm_url, llm_model),
         rerank=rerank, second_stage=second_stage, local_names=local_names)
@@ -239,14 +241,15 @@ def _ranking(encoder_weight: float | None, top_k: int, method: str, hide_contrad
              expand_abbreviations: bool, complete_words: bool, hubness: bool,
              approximate_above: int, nprobe: int, fp16_index: bool,
              two_stage_above: int = IndexConfig.two_stage_above,
-             learned: bool = RankConfig.learned, rerank_top: int = RankConfig.rerank_top) -> dict:
+             learned: bool = RankConfig.learned, rerank_top: int = RankConfig.rerank_top,
+             unit_system: str = RankConfig.unit_system) -> dict:
     """The Ranking panel: MapConfig's rank and index settings, with the Experimental panel's
     rank settings (`learned`, `rerank_top`)."""
     return {"rank": rank_config(encoder_weight, top_k=top_k, method=method, learned=learned,
                                 hide_contradicted=hide_contradicted,
                                 expand_abbreviations=expand_abbreviations,
                                 complete_words=complete_words, hubness=hubness,
-                                rerank_top=rerank_top),
+                                rerank_top=rerank_top, unit_system=unit_system),
             "index": IndexConfig(approximate_above=approximate_above, nprobe=nprobe,
                                  two_stage_above=two_stage_above,
                                  float16=fp16_index)}

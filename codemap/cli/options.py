@@ -144,3 +144,16 @@ def ray_config(engine: Engine, address: str | None, workers: int, num_gpus: floa
     if engine is Engine.local:
         return None
     return RayConfig(address=address, workers=workers, num_gpus=num_gpus, batch_rows=batch_rows)
+
+
+class UnitSystemChoice(str, Enum):
+    us = "us"
+    si = "si"
+
+
+UnitSystem = Annotated[UnitSystemChoice, typer.Option(
+    "--unit-system", rich_help_panel=INPUT, case_sensitive=False,
+    help="The units your lab reports in where a row states none: us (mass: mg/dL) or si "
+         "(moles: mmol/L). Decides between a LOINC code and its molar twin when the row does not "
+         "tell them apart (\"Kreatinine\" → 2160-0 or 14682-9); a stated unit decides by itself.")]
+

@@ -219,6 +219,8 @@ class Mapper:
                         + f"{self.rank.method} ({self.rank.fusion}, encoder weight "
                         f"{self.rank.encoder_weight}), evidence: "
                         f"{', '.join(s.name for s in self.scorers) or 'none'}"),
+            # What the list reports where a row states no unit (--unit-system).
+            "unit_system": self.config.rank.unit_system,
             "target_language": self.target_lang or "unknown",
             "reranker": (f"{self.reranker.folder} (top {self.rank.rerank_top})"
                          if self.reranker is not None else "off"),

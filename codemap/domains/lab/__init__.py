@@ -87,7 +87,7 @@ def _with_axes(concepts):
 
 
 def scorers(vocab: Vocabulary, rank: RankConfig) -> list:
-    return lab_scorers(usage=rank.usage_evidence, off=rank.evidence_off)
+    return lab_scorers(usage=rank.usage_evidence, off=rank.evidence_off, si=rank.unit_system == "si")
 
 
 def readings(vocab: Vocabulary, rank: RankConfig) -> list:

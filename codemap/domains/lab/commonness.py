@@ -115,6 +115,10 @@ class UsageScorer:
     # scores its bonus would outweigh), exact twin ties still go to the counted code
     # (benchmarks/results/lab-text/RULE-crosslingual-twins.md).
     ties_only: bool = False
+    # The list reports SI units (--unit-system si): the hair goes the other way, so an exact tie
+    # goes to the molar twin. The calibrations' ranking key leaves it out: a hair moves no
+    # confidence feature but the order of an exact tie.
+    si: bool = False
     name: str = "usage"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
@@ -130,13 +134,15 @@ class UsageScorer:
             rank = 0
         if rank <= 0:  # a target without a rank column (a user's table of LOINC codes)
             rank = code_rank(str(concept.get("code", "")))
+        hair = self.borrowed_hair if self.si else -self.borrowed_hair
+        twin = "(SI twin, the list reports SI)" if self.si else "(SI twin)"
         if self.ties_only:
-            return (Evidence(-self.borrowed_hair, f"common test rank {rank} (SI twin) ~")
+            return (Evidence(hair, f"common test rank {rank} {twin} ~")
                     if rank > 0 and borrowed_rank(str(concept.get("code", ""))) else NO_EVIDENCE)
         bonus = self.weight * max(0.0, 1 - math.log(rank) / math.log(self.scale)) if rank > 0 else 0
         if bonus <= 0:
             return NO_EVIDENCE
         if borrowed_rank(str(concept.get("code", ""))):
-            return Evidence(bonus - self.borrowed_hair, f"common test rank {rank} (SI twin) ~")
+            return Evidence(bonus + hair, f"common test rank {rank} {twin} ~")
         # "~": a prior, not something the row said (codemap.domains.evidence's marks).
         return Evidence(bonus, f"common test rank {rank} ~")

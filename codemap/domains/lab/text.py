@@ -261,11 +261,12 @@ def usual_scorers() -> list:
     return [UsualSpecimenScorer(), UsualMethodScorer()]
 
 
-def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True) -> list:
+def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True,
+                si: bool = False) -> list:
     """The lab evidence scorers less those named in `off` (codemap eval's ablations). Without
     `usage` (across languages: codemap.rank.prepare.ranking_for) the usage scorer still breaks
-    exact mass/moles ties (UsageScorer.ties_only)."""
+    exact mass/moles ties (UsageScorer.ties_only); `si`: towards the molar twin (--unit-system)."""
     scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(), CategoryScorer(),
-               UsageScorer(ties_only=not usage), *text_scorers(), *usual_scorers(),
+               UsageScorer(ties_only=not usage, si=si), *text_scorers(), *usual_scorers(),
                ComponentBackoff())
     return [s for s in scorers if s.name not in off]
