@@ -4,6 +4,8 @@ nothing (pooled vectors are zeros), so only the pool is read. First run (RULE.md
 seeds against the candidate's (the nearest concepts that have a family); second run
 (RULE-analytes.md, `analytes` as 4th argument): without and with the row's best analytes; third
 (RULE-analyte-text.md, `analyte-text`): the analyte search without and with the analyte text.
+Fourth (RULE-mixed-names.md, `current`): the code as it stands, nothing switched; the index cache
+in $PROBE_CACHE (default /tmp/scale/cache).
 
     python probe_real_pool.py TARGET OUT.json SET,SET…
 """
@@ -52,8 +54,8 @@ MODE = sys.argv[4] if len(sys.argv) > 4 else ""
 ANALYTES = MODE == "analytes"
 from codemap.domains.lab import text as lab_text
 orig_bare = lab_text.ComponentBackoff.__dict__.get("analyte_text")  # the staticmethod itself (reverted since)
-VARIANTS = {"analytes": ("seeds", "seeds+analytes"), "analyte-text": ("analytes", "analytes+text")}.get(
-    MODE, ("today", "seeds-with-family"))
+VARIANTS = {"analytes": ("seeds", "seeds+analytes"), "analyte-text": ("analytes", "analytes+text"),
+            "current": ("current",)}.get(MODE, ("today", "seeds-with-family"))
 
 
 def near(searches, concept_of):
@@ -66,7 +68,7 @@ def near(searches, concept_of):
     return concepts[np.sort(first)[:hybrid.FAMILY_SEEDS]]
 
 
-cache = Path("/tmp/scale/cache")
+cache = Path(os.environ.get("PROBE_CACHE", "/tmp/scale/cache"))
 res = {}
 for name in names:
     gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH}[name]
@@ -79,7 +81,7 @@ for name in names:
         elif ANALYTES:
             analytes_module.AnalyteIndex.best = orig_best if variant == "seeds+analytes" else (
                 lambda self, queries, texts, second=None: [np.zeros(0, np.int64)] * len(texts))
-        else:
+        elif MODE != "current":
             hybrid._nearest_concepts = near if variant != "today" else orig_near
         pools.clear(); asked.clear()
         t = time.perf_counter()
