@@ -100,11 +100,12 @@ def test_experiment_switches_sit_in_one_panel_that_says_so():
 
 def test_a_list_that_reports_si_units_takes_the_molar_twin(tmp_path, shared_cache):
     """A row that states no unit cannot tell a mass code from its molar twin; --unit-system si
-    says what the lab reports, so the tie goes to the molar one, while a stated unit still
-    decides by itself, and the run sheet records the setting."""
+    says what the lab reports, so the tie goes to the molar one, while a stated unit (a unit
+    column, or a unit written in the text) still decides by itself, and the run sheet records
+    the setting."""
     source = tmp_path / "labs.csv"
-    source.write_text("code,label,unit\n1,Creatinine,\n2,Calcium,\n3,Creatinine,mg/dL\n",
-                      encoding="utf-8")
+    source.write_text("code,label,unit\n1,Creatinine,\n2,Calcium,\n3,Creatinine,mg/dL\n"
+                      "4,Creatinine mg/dL,\n5,Calcium (mmol/L),\n", encoding="utf-8")
     tops = {}
     for system in ("us", "si"):
         out = tmp_path / f"{system}.xlsx"
@@ -121,3 +122,7 @@ def test_a_list_that_reports_si_units_takes_the_molar_twin(tmp_path, shared_cach
     assert (tops["us"]["1"], tops["us"]["2"]) == ("2160-0", "17861-6")  # mass: what US labs report
     assert (tops["si"]["1"], tops["si"]["2"]) == ("14682-9", "2000-8")  # their molar twins
     assert tops["us"]["3"] == tops["si"]["3"] == "2160-0"  # mg/dL states mass
+    # A unit in the text states the property as a unit column does
+    # (benchmarks/results/lab-aliases/RULE-text-units.md).
+    assert tops["us"]["4"] == tops["si"]["4"] == "2160-0"
+    assert tops["us"]["5"] == tops["si"]["5"] == "2000-8"

@@ -28,6 +28,7 @@ from ...vocab.vocabulary import shipped_top2000
 from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
                    without_accents)
 from .specimens import Specimen, SpecimenTable, read_specimen, system_specimen
+from .units import parse_unit
 
 # Local words for a PROPERTY family (LOINC writes "[Mass/volume]", labs write "level").
 FRACTION = frozenset({"NFr", "MFr", "VFr", "SFr", "CFr", "ArVFr", "Fr"})
@@ -509,6 +510,10 @@ def _text_properties(text: str, words: str) -> tuple[frozenset, str]:
     for token in tokens:  # a property code ("mcnc" of "SerPl-mCnc") is the most precise cue
         if token in property_codes() and token not in _CUE_WORDS:
             return frozenset({property_codes()[token]}), token
+    for token in text.split():  # a unit written in the text, read as a unit column is ("mg/dL")
+        unit = token.strip("()[]{},;:")
+        if "/" in unit and (properties := parse_unit(unit).properties):
+            return properties, unit
     found, cues = set(), []
     for spellings, properties, meaning in PROPERTY_CUES:
         hit = next((s for s in spellings if s in tokens), None)
