@@ -85,8 +85,8 @@ CROSSLINGUAL = {
 # The lab sets against ~16k LOINC codes named by their English short names alone, in a table
 # under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from
 # ../shared/data/loinc-shortnames, which the repository does not ship).
-SHORT_16K = {f"{name}_16k": ({**SETS, **FRESH, **AMSTERDAM}[name][0], "short-16k", "loinc_code",
-                             {**SETS, **FRESH, **AMSTERDAM}[name][3])
+_LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM}
+SHORT_16K = {f"{name}_16k": (_LAB_LISTS[name][0], "short-16k", "loinc_code", _LAB_LISTS[name][3])
              for name in ("labs_fluid", "labs_nofluid", "german_labs", "labs_nofluid_fresh",
                           "german_labs_fresh", "amsterdam_dev", "amsterdam_fresh")}
 # German long common names of 400 codes drawn evenly from the 16k table (most outside the
@@ -146,7 +146,7 @@ def _german_16k_gold(fresh: bool = False, draw: int = 1) -> str:
 
 
 def load(name: str):
-    gold, target, gold_col, text_cols = {**SETS, **FRESH, **AMSTERDAM, **CROSSLINGUAL, **SHORT_16K}[name]
+    gold, target, gold_col, text_cols = {**_LAB_LISTS, **CROSSLINGUAL, **SHORT_16K}[name]
     target = {"english-loinc": _english_loinc, "short-16k": _short_loinc_16k}.get(
         target, lambda: target)()
     if str(gold).startswith("german-16k"):

@@ -15,6 +15,7 @@ import csv
 import functools
 import math
 import re
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
@@ -110,8 +111,8 @@ def target_words(names, name_types, asked: frozenset = frozenset()) -> TargetWor
             lowered = {w.lower() for w in words}
             counts.update(lowered)
             plain.update(w for w in words if w.isalpha() and w.islower())
-            for word in lowered & asked:
-                names_with.setdefault(word, []).append(number)
+            for word in lowered & asked:  # int arrays: millions of entries at a million names
+                names_with.setdefault(word, array("i")).append(number)
     return TargetWords(counts, plain, names_with)
 
 
@@ -123,8 +124,10 @@ def sense_score(expansion: str, words: TargetWords) -> tuple[float, float]:
     """(share of the sense's words found in the target, mean log document frequency of them):
     the first decides, the second breaks ties towards the sense the target names most."""
     parts = _sense_words(expansion)
-    if not parts:
-        return 0.0, 0.0
+    return _found_in_target(parts, words) if parts else (0.0, 0.0)
+
+
+def _found_in_target(parts: list[str], words: TargetWords) -> tuple[float, float]:
     found = [words[w] for w in parts if words[w]]
     return len(found) / len(parts), sum(math.log1p(n) for n in found) / len(parts)
 
@@ -136,7 +139,12 @@ def joint_sense_score(expansion: str, words: TargetWords) -> tuple[float, float]
     parts = _sense_words(expansion)
     if not parts:
         return 0.0, 0.0
-    return words.together(parts) / len(parts), sense_score(expansion, words)[1]
+    share, tie = _found_in_target(parts, words)
+    # One name holds no more of the words than all the names do: a sense below MIN_COVERAGE in
+    # the whole target is below it in each name, and its names need not be counted.
+    if share >= MIN_COVERAGE:
+        share = words.together(parts) / len(parts)
+    return share, tie
 
 
 def choose_senses(words: TargetWords, senses) -> dict[str, list[Sense]]:
