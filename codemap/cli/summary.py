@@ -117,6 +117,13 @@ def print_eval_table(report: dict, console: Console | None = None) -> None:
         found = report["default_confidence"]
         console.print(f"default ranking's calibrated confidence (what map writes): AUROC "
                       f"{found['auroc']}; calibration: {found['calibration']}")
+        if "preapproved_share" in found:
+            precision = found["preapproved_precision"]
+            console.print(f"suggested pre-approve (precision {found['suggest_at']:g} asked): "
+                          f"{found['preapproved_share']:.1%} of rows, "
+                          f"{'-' if precision is None else f'{precision:.1%}'} right; suggested "
+                          f"no_match: {found['no_match_share']:.1%} of rows, "
+                          f"{found['no_match_right_share']:.1%} with their first candidate right")
     if report.get("rerank_ms_per_row") is not None:
         console.print(f"re-ranking cost: {report['rerank_ms_per_row']:.1f} ms per row "
                       f"(cross-encoder over the top candidates)")

@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..config import EvalConfig
+from ..config import EvalConfig, MapConfig
 from ..evaluate.gold import GoldQueries, gold_queries, hidden_rows, rank_gold, text_key
 from ..evaluate.metrics import gold_ranks, score_ranks
 from ..rank.learned import FitConfig, Queries, Target, pool
@@ -56,11 +56,28 @@ def add_default_confidence(report: dict, g: GoldQueries, scorers, found: pd.Data
                                       choose_calibrator(None, g.encoder.info.key(), domain, ranking))
     if calibrator is not None:
         confidence = found.assign(confidence=calibrator.predict(found))
-        report["default_confidence"] = {
-            "auroc": auroc(top_confidence(confidence, len(g.gold), "confidence"),
-                           report["ranks"][report["default_method"]]),
-            "calibration": line}
+        top = top_confidence(confidence, len(g.gold), "confidence")
+        ranks = report["ranks"][report["default_method"]]
+        report["default_confidence"] = {"auroc": auroc(top, ranks), "calibration": line,
+                                        **suggested_shares(calibrator, top, ranks)}
     return report
+
+
+def suggested_shares(calibrator, top: np.ndarray, ranks: list) -> dict:
+    """What `codemap map` would suggest from each row's top confidence, read against the gold:
+    the share of rows suggested `pre-approve` (at MapConfig.suggest_at, as map does; none from a
+    calibration fitted on pseudo-queries) with their precision, and the share suggested
+    `no_match` whose first candidate is right (issue #52 counts both)."""
+    right = np.array([r == 1 for r in ranks], bool)
+    threshold = (None if calibrator.fitted_on.get("pseudo_queries")
+                 else calibrator.threshold_for(MapConfig.suggest_at))
+    picked = top >= threshold if threshold is not None else np.zeros(len(top), bool)
+    no_match = top < calibrator.no_match_below
+    n = max(len(top), 1)
+    return {"suggest_at": MapConfig.suggest_at, "preapproved_share": float(picked.sum() / n),
+            "preapproved_precision": float(right[picked].mean()) if picked.any() else None,
+            "no_match_share": float(no_match.sum() / n),
+            "no_match_right_share": float((no_match & right).sum() / n)}
 
 
 def learned_target(g: GoldQueries) -> Target:
