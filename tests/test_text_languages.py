@@ -216,6 +216,21 @@ def test_only_rows_an_abbreviation_changes_get_a_second_reading():
     assert with_readings(rows, ["Hb", "Glucose"], None, encode) is rows
 
 
+def test_a_row_that_spells_out_what_the_target_abbreviates_gets_the_abbreviation():
+    """LOINC writes "IgM" and "HBsAg"; a row that spells them out shares no n-gram with them and
+    lost its first-by-encoder code in fusion. The chosen senses read backwards add the
+    abbreviation to the second reading, only for a sense of two or more words whose abbreviation
+    the target's long names write (benchmarks/results/lab-aliases/RULE-spelled-out.md)."""
+    labs = domain_expander(builtin_loinc(), all_senses())
+    assert labs("Immunoglobulin M") == "Immunoglobulin M IgM"
+    assert labs("Hepatitis B Surface Antigen") == "Hepatitis B Surface Antigen HBsAg"
+    assert labs("Prothrombin time (PT)") == "Prothrombin time (PT)"  # the row writes it already
+    assert labs("Potassium") == "Potassium"  # a one-word sense: the analyte word itself
+    # A target whose names never write "IgM" gets nothing added.
+    plain = load_vocab_file(PCS_TARGET)
+    assert domain_expander(plain, all_senses())("Immunoglobulin M") == "Immunoglobulin M"
+
+
 def test_cli_reads_lab_abbreviations_beside_the_text(shared_cache, tmp_path):
     """A list of bare lab abbreviations (made-up rows, as another country's list writes them):
     the sense lifts the analyte's everyday test, and the abbreviation's own matches stay, so a

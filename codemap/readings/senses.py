@@ -180,7 +180,9 @@ def domain_expander(vocab, taught: Mapping[str, str] | None = None,
     (codemap.domains.all_senses), or exactly `senses`."""
     senses = senses if senses is not None else builtin_senses(tuple(sorted((taught or {}).items())))
     asked = frozenset(w for found in senses.values() for s in found for w in _sense_words(s.expansion))
-    chosen = choose_senses(target_words(vocab.names["name"], vocab.names["name_type"], asked), senses)
+    words = target_words(vocab.names["name"], vocab.names["name_type"], asked)
+    chosen = choose_senses(words, senses)
+    abbreviate = spelled_out_reader(chosen, words)
 
     def expand(text: str) -> str:
         lowered = text.lower()
@@ -192,6 +194,37 @@ def domain_expander(vocab, taught: Mapping[str, str] | None = None,
                 return token
             return f"{token} {sense.expansion}"
 
-        return _TOKEN.sub(one, text)
+        return abbreviate(_TOKEN.sub(one, text))
 
     return expand
+
+
+def spelled_out_reader(chosen: dict[str, list[Sense]], words: TargetWords) -> Callable[[str], str]:
+    """The chosen senses read backwards: `text` → `text` with the abbreviation the target writes
+    added after a phrase that spells it out ("Immunoglobulin M" → "Immunoglobulin M IgM": LOINC
+    writes "IgM", and no n-gram of the spelled-out row meets it).
+    benchmarks/results/lab-aliases/RULE-spelled-out.md. Only a sense of two or more words (a
+    one-word sense is an analyte word the target spells out too) and an abbreviation the
+    target's long names write as a word."""
+    phrases = {}
+    for short, options in chosen.items():
+        expansion = options[0].expansion
+        if len(_TOKEN.findall(expansion)) >= 2 and words[short]:
+            phrases.setdefault(" ".join(_TOKEN.findall(expansion.lower())),
+                               options[0].cased or short)
+    if not phrases:
+        return lambda text: text
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(
+        r"\s+".join(map(re.escape, phrase.split()))
+        for phrase in sorted(phrases, key=len, reverse=True)) + r")(?!\w)", re.IGNORECASE)
+
+    def abbreviate(text: str) -> str:
+        said = {w.lower() for w in _TOKEN.findall(text)}
+
+        def one(match: re.Match) -> str:
+            short = phrases[" ".join(_TOKEN.findall(match.group(0).lower()))]
+            return match.group(0) if short.lower() in said else f"{match.group(0)} {short}"
+
+        return pattern.sub(one, text)
+
+    return abbreviate
