@@ -103,13 +103,14 @@ def main(argv=None) -> int:
 def confidence_report(results: list[dict]) -> list[dict]:
     """Per set of a lab or drug kind: the shipped calibration (the target's domain's) applied to
     the default ranking's candidates, read against the gold: AUROC of the first candidate's
-    confidence (right vs wrong), the share of rows at or above the calibration's 0.95 threshold
+    confidence (right vs wrong), the share of rows suggested pre-approve (as map suggests it)
     with their precision, and the share of rows suggested no_match whose first candidate is
     right. Every gold code is in the target here (no row hidden)."""
     import pandas as pd
 
     from codemap.decide.calibrate import top_auroc
     from codemap.decide.confidence import shipped_calibrators
+    from codemap.decide.learned_eval import suggested_shares
 
     by_domain = {c.domain: c for c in shipped_calibrators()}
     out = []
@@ -124,17 +125,15 @@ def confidence_report(results: list[dict]) -> list[dict]:
                               for q, row in enumerate(result["rows"]) for k in range(len(row["codes"]))])
         frame["confidence"] = calibrator.predict(frame)
         top = frame[frame["rank"] == 1]
-        right = top["right"].to_numpy(int)
-        threshold = calibrator.threshold_for(0.95)
-        picked = top["confidence"] >= threshold if threshold is not None else top["right"] & False
-        no_match = top["confidence"] < calibrator.no_match_below
+        right = top["right"].to_numpy(bool)
+        shares = suggested_shares(calibrator, top["confidence"].to_numpy(), right)
+        rounded = lambda x: None if x is None else round(x, 4)
         out.append({"set": result["set"], "kind": result["kind"], "n": len(top),
-                    "auroc": top_auroc(top["confidence"].to_numpy(), right),
-                    "threshold_95": threshold, "preapproved_share": round(float(picked.mean()), 4),
-                    "preapproved_precision": (round(float(top["right"][picked].mean()), 4)
-                                              if picked.any() else None),
-                    "no_match_share": round(float(no_match.mean()), 4),
-                    "no_match_right_share": round(float((no_match & top["right"]).mean()), 4),
+                    "auroc": top_auroc(top["confidence"].to_numpy(), right.astype(int)),
+                    "threshold_95": shares["threshold"],
+                    **{key: rounded(shares[key]) for key in (
+                        "preapproved_share", "preapproved_precision", "no_match_share",
+                        "no_match_right_share")},
                     "top1_contradicted_over_half": int(((top["explanation"].str.contains("✘"))
                                                         & (top["confidence"] > 0.5)).sum())})
     return out

@@ -30,6 +30,7 @@ from .confidence import choose_calibrator, ranking_key
 from .calibrate import top_auroc
 from .learned import LearnedRanker, fit, load_or_fit
 from .pseudo_calibration import any_calibrator
+from .triage import preapproval_precision
 
 LEARNED_METHOD = "learned (opt-in)"
 
@@ -58,23 +59,24 @@ def add_default_confidence(report: dict, g: GoldQueries, scorers, found: pd.Data
         confidence = found.assign(confidence=calibrator.predict(found))
         top = top_confidence(confidence, len(g.gold), "confidence")
         ranks = report["ranks"][report["default_method"]]
-        report["default_confidence"] = {"auroc": auroc(top, ranks), "calibration": line,
-                                        **suggested_shares(calibrator, top, ranks)}
+        report["default_confidence"] = {
+            "auroc": auroc(top, ranks), "calibration": line,
+            **suggested_shares(calibrator, top, np.array([r == 1 for r in ranks], bool))}
     return report
 
 
-def suggested_shares(calibrator, top: np.ndarray, ranks: list) -> dict:
-    """What `codemap map` would suggest from each row's top confidence, read against the gold:
-    the share of rows suggested `pre-approve` (at MapConfig.suggest_at, as map does; none from a
-    calibration fitted on pseudo-queries) with their precision, and the share suggested
-    `no_match` whose first candidate is right (issue #52 counts both)."""
-    right = np.array([r == 1 for r in ranks], bool)
-    threshold = (None if calibrator.fitted_on.get("pseudo_queries")
-                 else calibrator.threshold_for(MapConfig.suggest_at))
+def suggested_shares(calibrator, top: np.ndarray, right: np.ndarray) -> dict:
+    """What `codemap map` would suggest from each row's top confidence `top`, read against
+    whether its first candidate is `right`: the share of rows suggested `pre-approve` (at the
+    threshold map uses, decide.triage.preapproval_precision) with their precision, and the share
+    suggested `no_match` whose first candidate is right (issue #52 counts both)."""
+    precision = preapproval_precision(calibrator, MapConfig.suggest_at)
+    threshold = None if precision is None else calibrator.threshold_for(precision)
     picked = top >= threshold if threshold is not None else np.zeros(len(top), bool)
     no_match = top < calibrator.no_match_below
     n = max(len(top), 1)
-    return {"suggest_at": MapConfig.suggest_at, "preapproved_share": float(picked.sum() / n),
+    return {"suggest_at": MapConfig.suggest_at, "threshold": threshold,
+            "preapproved_share": float(picked.sum() / n),
             "preapproved_precision": float(right[picked].mean()) if picked.any() else None,
             "no_match_share": float(no_match.sum() / n),
             "no_match_right_share": float((no_match & right).sum() / n)}

@@ -29,6 +29,16 @@ SUGGESTIONS = ("review", "no_match", "pre-approve")  # also the sort order of th
 NO_CANDIDATES = "no candidates"  # tally's name for sources without a ranked candidate
 
 
+def preapproval_precision(calibrator, suggest_at: float,
+                          auto_accept: float | None = None) -> float | None:
+    """The top-1 precision a run suggests `pre-approve` at: `auto_accept` when asked; else
+    `suggest_at` for a confidence fitted on real lists, and none for one fitted on the target's
+    own names (its precision curve is measured on no real list). `map` and `eval` both ask here."""
+    if auto_accept is not None:
+        return auto_accept
+    return None if calibrator.fitted_on.get("pseudo_queries") else suggest_at
+
+
 def suggest(candidates: pd.DataFrame, no_match_below: float, auto_threshold: float | None,
             auto_accept: float | None) -> pd.DataFrame:
     """Add `suggestion` (`pre-approve` at or above `auto_threshold`) and, with `auto_accept` (the

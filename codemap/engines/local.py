@@ -22,7 +22,7 @@ from ..decide.confidence import calibration_fingerprint, choose_calibrator, rank
 from ..decide.learned import LearnedRanker, load_or_fit
 from ..decide.llm_select import select_with_llm
 from ..decide.pseudo_calibration import any_calibrator
-from ..decide.triage import suggest, tally
+from ..decide.triage import preapproval_precision, suggest, tally
 from ..errors import CodemapError
 from ..files import sha256_text
 from ..rank.hubness import list_hubness, reference_texts
@@ -478,8 +478,7 @@ def decision_support(calibrator, config: MapConfig) -> dict:
     out = {"no_match_below": below, "broader_below": config.broader_below, "_threshold": None}
     # A confidence fitted on real lists suggests pre-approval at `suggest_at` by itself; one
     # fitted on the target's own names only when asked (--auto-accept, refused above).
-    precision = config.auto_accept if config.auto_accept is not None else (
-        None if calibrator.fitted_on.get("pseudo_queries") else config.suggest_at)
+    precision = preapproval_precision(calibrator, config.suggest_at, config.auto_accept)
     if precision is not None:
         threshold = calibrator.threshold_for(precision)
         out["_threshold"] = threshold
