@@ -253,6 +253,12 @@ def test_a_short_name_table_is_read_with_the_axes_its_long_names_give(tmp_path, 
     assert (stool.component, stool.system, stool.properties) == ("sodium", "Stool", frozenset({"SCnc"}))
     assert concept_axes(read.loc["1975-2"].to_dict()).component == "bilirubin.total"
     assert read.loc["2955-3", "name"] == "Sodium Ur-sCnc"  # the table's own names are shown
+    # A table that gives LOINC's COMPONENT (as a release does) keeps it: read from its short
+    # name, "ACP SerPl-cCnc" is an analyte "acp" of its own.
+    given = with_short_name_axes(pd.DataFrame([("1715-2", "ACP SerPl-cCnc", "Acid phosphatase"),
+                                               ("15207-4", "Sodium Stl-sCnc", "")],
+                                              columns=["code", "name", "component"]))
+    assert [concept_axes(r).component for r in given.to_dict("records")] == ["acid phosphatase", "sodium"]
     target = tmp_path / "lab_codes.csv"
     table.to_csv(target, index=False)
     source = tmp_path / "labs.csv"

@@ -392,8 +392,8 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
     """A LOINC table named by its short names, with the axes its long names would give: a code
     of the shipped Top-2000 lists takes its long name's axes; any other code its short name's,
     read through short_name_readings. Adds `short_name` (the table's name), `long_name` (what
-    the axes are read from; the table's own names stay what is shown), `component`, `system`,
-    `property`."""
+    the axes are read from; the table's own names stay what is shown), `component` (one the table gives is kept: a
+    release's COMPONENT), `system`, `property`."""
     known = ranked_codes().drop_duplicates("code").set_index("code")["name"]
     components, systems = short_name_readings()
     suffixes = property_codes()
@@ -413,8 +413,12 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
             long = f"{component} in {system_long}" if system_long else ""
         long_names.append(long)
     concepts["long_name"] = long_names
-    concepts["component"], concepts["system"], concepts["property"] = (
-        [p[i] for p in parts] for i in range(3))
+    read = [p[0] for p in parts]
+    if "component" in concepts.columns:  # a table that gives LOINC's COMPONENT: it wins over a reading
+        given = concepts["component"].fillna("").astype(str).str.strip()
+        read = [g.lower() if g else r for g, r in zip(given, read)]
+    concepts["component"] = read
+    concepts["system"], concepts["property"] = ([p[i] for p in parts] for i in (1, 2))
     return concepts
 
 
