@@ -272,6 +272,20 @@ def test_a_short_name_table_is_read_with_the_axes_its_long_names_give(tmp_path, 
     assert "serum or plasma is" in top["explanation"].iloc[0]
 
 
+def test_a_table_file_gives_each_code_its_analyte_by_a_component_column(tmp_path):
+    """A LOINC table file with a `component` column (what a release gives every code): the
+    code's analyte, which the two stages' analyte search finds, is its component, not its name
+    ("ACP SerPl-cCnc" alone is no analyte a row would be near)."""
+    from codemap.domains.lab.text import ComponentBackoff
+    from codemap.vocab import load_target
+    table = tmp_path / "loinc_table.csv"
+    table.write_text("code,name,component\n1715-2,ACP SerPl-cCnc,Acid phosphatase\n"
+                     "1975-2,Bilirubin.total [Mass/volume] in Serum or Plasma,\n", encoding="utf-8")
+    prepared = prepare_target(load_target(str(table))).vocab.concepts
+    family = ComponentBackoff().family
+    assert [family(row) for row in prepared.to_dict("records")] == ["acid phosphatase", "bilirubin"]
+
+
 def test_a_french_list_states_its_specimen():
     """A French list's specimen column ("Sérum" had been no specimen: the column was read with its
     accent) and French specimen words of a row's text: "Urines" (a plural), "LCR", "Selles"."""

@@ -8,7 +8,8 @@ this CPU, the time and peak memory of the index, and the lab dev sets' acc@1 aga
 sets' gold), then real names of other LOINC codes from ../shared/data (LOINC short names, German
 long and short names), then variants of those other names (codemap.rank.scale_bench: a time or
 a method added, the bracketed property dropped, lower case) under codes of their own, until NAMES
-names. Variants are
+names; every real code carries LOINC's COMPONENT as a release does (`component`; the variant
+codes none). Variants are
 made of other codes' names only, so no distractor copies a gold name. The file's name starts with
 "loinc", so codemap treats it as a LOINC table (the lab domain), as it would a user's release.
 
@@ -72,6 +73,16 @@ def other_loinc_names(gold_codes: set[str]) -> pd.DataFrame:
     return out.drop_duplicates().reset_index(drop=True)
 
 
+def with_components(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with LOINC's COMPONENT for each real code, as a release carries it (`codemap vocab
+    import loinc` keeps it; the lab domain reads a code's analyte from it), empty for the variant
+    codes, which are no LOINC codes (benchmarks/results/pool-scale/RULE-component-column.md)."""
+    core = pd.read_csv(SHARED / "loinc-core-2col" / "LoincTableCore_LOINC_NUM_COMPONENT.csv", dtype=str,
+                       keep_default_na=False)
+    component = core.drop_duplicates("LOINC_NUM").set_index("LOINC_NUM")["COMPONENT"]
+    return table.assign(component=table["code"].map(component).fillna(""))
+
+
 GOLD, REAL = -1, -2  # `table gold`, `table real`
 
 
@@ -98,7 +109,7 @@ def write_table(size: int, out: Path) -> None:
         size = gold_names + len(others)
     grown = with_variants(others, size - gold_names).assign(synonyms="")
     rounds = (len(grown) - len(others) + max(1, len(others)) - 1) // max(1, len(others))
-    table = pd.concat([gold, grown], ignore_index=True)
+    table = with_components(pd.concat([gold, grown], ignore_index=True))
     table.to_csv(out, index=False)
     print(f"{out}: {len(table):,} codes, about {size:,} names "
           f"({gold_names:,} names of the built-in LOINC's codes, {len(others):,} other real LOINC names, "

@@ -5,7 +5,8 @@ seeds against the candidate's (the nearest concepts that have a family); second 
 (RULE-analytes.md, `analytes` as 4th argument): without and with the row's best analytes; third
 (RULE-analyte-text.md, `analyte-text`): the analyte search without and with the analyte text.
 Fourth (RULE-mixed-names.md, `current`): the code as it stands, nothing switched; the index cache
-in $PROBE_CACHE (default /tmp/scale/cache).
+in $PROBE_CACHE (default /tmp/scale/cache). Later `current` runs: RULE-mixed-names-2.md,
+RULE-component-column.md, RULE-analyte-cut.md.
 
     python probe_real_pool.py TARGET OUT.json SET,SET…
 """
@@ -71,7 +72,7 @@ def near(searches, concept_of):
 cache = Path(os.environ.get("PROBE_CACHE", "/tmp/scale/cache"))
 res = {}
 for name in names:
-    gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH}[name]
+    gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH, **sets.AMSTERDAM}[name]
     g = gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
                                 progress=False, index=IndexConfig(two_stage_above=0), cache_dir=cache))
     for variant in VARIANTS:
