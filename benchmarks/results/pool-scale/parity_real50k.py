@@ -3,7 +3,7 @@
 process and one cache (the second variant embeds only the names the first did not). Two stages
 whatever the list's language, as on 2026-11-28 (the German labels meet the table's German names).
 
-    python parity_real50k.py TARGET OUT.json SET,SET…
+    python parity_real50k.py TARGET OUT.json SET,SET… [cut]
 """
 import json, os, sys, tempfile, time
 from pathlib import Path
@@ -22,11 +22,17 @@ assembly.two_stages = lambda vocab, enc, cache, config, crossing=False: _two(voc
 best = analytes.AnalyteIndex.best
 cache = Path(tempfile.mkdtemp(prefix="parity-50k-"))
 res = {}
-for variant in ("seeds", "seeds+analytes"):
-    analytes.AnalyteIndex.best = best if variant == "seeds+analytes" else (
-        lambda self, queries, texts, second=None: [np.zeros(0, np.int64)] * len(texts))
+# `cut` as 4th argument (RULE-analyte-cut.md): the analyte cut before (5 by the model, 1 by
+# spelling) and after (8, 5) instead.
+CUT = len(sys.argv) > 4 and sys.argv[4] == "cut"
+for variant in (("5,1", "8,5") if CUT else ("seeds", "seeds+analytes")):
+    if CUT:
+        analytes.BY_ENCODER, analytes.BY_SPELLING = map(int, variant.split(","))
+    else:
+        analytes.AnalyteIndex.best = best if variant == "seeds+analytes" else (
+            lambda self, queries, texts, second=None: [np.zeros(0, np.int64)] * len(texts))
     for name in names:
-        gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH}[name]
+        gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH, **sets.AMSTERDAM}[name]
         clock = time.perf_counter()
         g = gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
                                     progress=False, index=IndexConfig(two_stage_above=0), cache_dir=cache))
