@@ -1,8 +1,8 @@
 """Vocabulary scale (#44): a LOINC-size and a million-name target indexed by the default model on
 this CPU, the time and peak memory of the index, and the lab dev sets' acc@1 against them.
 
-    python benchmarks/speed/vocab_scale.py table NAMES|gold|real|icd OUT.csv   # write a target
-    python benchmarks/speed/vocab_scale.py measure TARGET OUT.json [SET,SET…] [--full|--two-stages]
+    python benchmarks/speed/vocab_scale.py table NAMES|gold|real|icd|englishNAMES OUT.csv
+    python benchmarks/speed/vocab_scale.py measure TARGET OUT.json [SET,SET…] [--full|--full-fp32|--two-stages]
 
 `table`: the built-in LOINC codes with every name the built-in target gives them (the lab dev
 sets' gold), then real names of other LOINC codes from ../shared/data (LOINC short names, German
@@ -17,6 +17,8 @@ made of other codes' names only, so no distractor copies a gold name. The file's
 IndexConfig.two_stage_above names; `--full` embeds every name instead, `--two-stages` takes two
 stages whatever the size), then each set ranked by the default method. `table gold` writes the gold
 codes alone, `table real` the real names alone (no variant): the full index of either fits a run.
+`table english60000`: English names only (a German list crosses it), about that many.
+`--full-fp32`: every name embedded by the model itself, not its int8 export.
 `table icd`: the ICD-10-CM inclusion-term set's target with every other ICD-10-CM code (72k).
 Writes the index seconds, the names the model embedded, acc@1 / acc@10, the
 pool's recall and the process's peak RSS. `pool_recall` counts the names the two first stages
@@ -83,6 +85,25 @@ def with_components(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(component=table["code"].map(component).fillna(""))
 
 
+def write_english_table(size: int, out: Path) -> None:
+    """An English-only LOINC table of about `size` names (a list in another language crosses
+    it): the built-in codes' English names, other codes' English short names, then variants of
+    those short names under codes of their own; LOINC's COMPONENT for every real code."""
+    names = load_target("LOINC").names
+    english = names[names["lang"].isin(["en", ""])].groupby("code", sort=False)["name"].agg(list)
+    gold = pd.DataFrame({"code": english.index, "name": [n[0] for n in english],
+                         "synonyms": ["|".join(n[1:]) for n in english]})
+    gold_names = len(gold) + sum(len(s.split("|")) for s in gold["synonyms"] if s)
+    short = pd.read_csv(SHARED / "loinc-shortnames" / "loinc_shortnames.tsv", sep="\t", header=None,
+                        names=["code", "name"], dtype=str).dropna()
+    short = short[~short["code"].isin(set(gold["code"]))].drop_duplicates().reset_index(drop=True)
+    grown = with_variants(short, size - gold_names).assign(synonyms="")
+    table = with_components(pd.concat([gold, grown], ignore_index=True))
+    table.to_csv(out, index=False)
+    print(f"{out}: {len(table):,} codes, about {size:,} English names ({gold_names:,} of the built-in "
+          f"LOINC's codes, {len(short):,} other codes' short names, the rest their variants)")
+
+
 GOLD, REAL = -1, -2  # `table gold`, `table real`
 
 
@@ -123,16 +144,18 @@ def peak_rss_mb() -> float:
 def measure(target: Path, out: Path, names: list[str], path: str) -> None:
     cache = Path(tempfile.mkdtemp(prefix="vocab-scale-"))  # cold: nothing indexed
     index = {"full": IndexConfig(two_stage_above=10**9), "two-stages": IndexConfig(two_stage_above=0),
+             "full-fp32": IndexConfig(two_stage_above=10**9, int8_names_above=10**9),
              "default": IndexConfig()}[path]
     results = {"target": target.name, "path": path, "sets": {}}
     for n, name in enumerate(names):
-        gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH}[name]
+        gold, _, gold_col, text_cols = {**sets.SETS, **sets.FRESH, **sets.AMSTERDAM}[name]
         clock = time.perf_counter()
         g = gold_queries(EvalConfig(gold=gold, target=str(target), gold_col=gold_col,
                                     text_cols=text_cols, progress=False, index=index,
                                     cache_dir=cache))
         if n == 0:  # the first set pays the index; the later ones load it warm
             results.update(names=len(g.vocab.names), index_kind=type(g.ranking.index).__name__,
+                           index_choice=g.ranking.index_choice,
                            index_s=round(g.ranking.timings["index"], 1),
                            load_target_s=round(g.ranking.timings["load_target"], 1),
                            peak_rss_after_index_mb=round(peak_rss_mb()))
@@ -156,10 +179,12 @@ def measure(target: Path, out: Path, names: list[str], path: str) -> None:
 if __name__ == "__main__":
     if ARGS[0] == "table" and ARGS[1] == "icd":
         write_icd_table(Path(ARGS[2]))
+    elif ARGS[0] == "table" and ARGS[1].startswith("english"):
+        write_english_table(int(ARGS[1].removeprefix("english")), Path(ARGS[2]))
     elif ARGS[0] == "table":
         write_table({"gold": GOLD, "real": REAL}.get(ARGS[1]) or int(ARGS[1]), Path(ARGS[2]))
     else:
         rest = [a for a in ARGS[3:] if not a.startswith("--")]
-        path = next((a[2:] for a in ARGS if a in ("--full", "--two-stages")), "default")
+        path = next((a[2:] for a in ARGS if a in ("--full", "--full-fp32", "--two-stages")), "default")
         measure(Path(ARGS[1]), Path(ARGS[2]),
                 rest[0].split(",") if rest else ["labs_nofluid", "german_labs"], path)
