@@ -58,18 +58,25 @@ def test_the_run_says_which_path_ran(tmp_path):
     assert "two-stage: static + lexical pool" in result.output
 
 
-def test_a_list_in_another_language_gets_every_name_embedded(tmp_path):
+def test_a_list_in_another_language_gets_every_name_embedded_unless_analytes_are_searched(tmp_path):
     """The first stage pools by spelling and static token vectors, which do not cross languages
-    (issue #53): a German list against English names is ranked on the full index, and said so."""
-    ranking, _ = Ranking.load(str(TARGET), RankConfig(hubness=False), encoder=EncoderConfig(),
-                              cache_dir=tmp_path / "c", source_lang="de",
-                              index_config=IndexConfig(two_stage_above=0))
+    (issue #53): a German list against English names of a target without analytes is ranked on
+    the full index, and said so. A LOINC table's analytes are searched by the model, which
+    crosses languages, so there the German list keeps the two stages (RULE-crossing-analytes.md)."""
+    other = tmp_path / "tests.tsv"  # the same names under codes that are not LOINC's
+    table = pd.read_csv(TARGET, sep="\t", dtype=str)
+    table.assign(code="T" + table["code"]).to_csv(other, sep="\t", index=False)
+    load = lambda target, lang, cache: Ranking.load(
+        str(target), RankConfig(hubness=False), encoder=EncoderConfig(), cache_dir=tmp_path / cache,
+        source_lang=lang, index_config=IndexConfig(two_stage_above=0))[0]
+    ranking = load(other, "de", "c")
     assert not getattr(ranking.index, "approximate", False)  # every name embedded
     assert "another language" in ranking.index_choice
-    english, _ = Ranking.load(str(TARGET), RankConfig(hubness=False), encoder=EncoderConfig(),
-                              cache_dir=tmp_path / "c2", source_lang="en",
-                              index_config=IndexConfig(two_stage_above=0))
+    english = load(other, "en", "c2")
     assert english.index.approximate and english.index_choice.startswith("two stages")
+    lab = load(TARGET, "de", "c3")
+    assert lab.index.approximate and lab.index_choice.startswith("two stages")
+    assert "whose analytes the model searches" in lab.index_choice
 
 
 def test_vocab_embed_builds_the_two_stages_map_then_loads(tmp_path):

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..config import EncoderConfig, IndexConfig, RankConfig, VocabFilter
 from ..domains import PreparedTarget, prepare_target
+from ..domains.evidence import family_of
 from ..embed.encoder import Encoder
 from ..embed.index import load_or_build_index
 from ..embed.name_encoder import describe as describe_names, name_encoder
@@ -84,9 +85,10 @@ class Ranking:
         # A full index of a large target is embedded by the cheaper name encoder; two stages embed
         # their few pooled names with the model itself (as measured when they were adopted), and
         # ask for the name encoder only to find a full index built ahead with it.
+        analytes = family_of(prepared.scorers(settings)) is not None  # searched by the model
         names_model = name_encoder(model, len(names), index_config, cache_dir, progress,
-                                   made_only=pools_by_size(prepared.vocab, index_config, crossing))
-        two = two_stages(prepared.vocab, names_model, cache_dir, index_config, crossing)
+                                   made_only=pools_by_size(prepared.vocab, index_config, crossing, analytes))
+        two = two_stages(prepared.vocab, names_model, cache_dir, index_config, crossing, analytes)
         if two:
             names_model = model
             lexical = load_or_build_lexical(prepared.vocab, cache_dir)

@@ -33,28 +33,35 @@ POOL_NAMES = 100
 LEXICAL_AT_ONCE = 32  # rows whose n-gram scores against every name are held at once (128 MB at 1M names)
 
 
-def pools_by_size(vocab: Vocabulary, config: IndexConfig, crossing: bool = False) -> bool:
+def pools_by_size(vocab: Vocabulary, config: IndexConfig, crossing: bool = False,
+                  analytes: bool = False) -> bool:
     """Whether `vocab` takes the two stages unless a full index of it was built ahead: more
-    names than config.two_stage_above, and a list in a language its names are written in."""
-    return len(vocab.names) > config.two_stage_above and not crossing
+    names than config.two_stage_above, and a list in a language its names are written in or a
+    target whose analytes the model searches (`analytes`; see two_stages)."""
+    return len(vocab.names) > config.two_stage_above and (not crossing or analytes)
 
 
 def two_stages(vocab: Vocabulary, encoder: Encoder, cache_dir: Path, config: IndexConfig,
-               crossing: bool = False) -> bool:
+               crossing: bool = False, analytes: bool = False) -> bool:
     """Whether `vocab` is indexed in two stages: more names than config.two_stage_above, no index
     of every name built ahead (`codemap vocab embed --two-stage-above` above its size), and a
-    list in a language the target's names are written in (`crossing` False). The first stage
-    pools by spelling and by static token vectors, and neither crosses languages: 300 German
-    ICD-10-GM titles onto ICD-10-CM lost 11 points of acc@1 to the full index in two stages
-    (issue #53), so a list in another language gets every name embedded."""
-    return pools_by_size(vocab, config, crossing) and not is_built(cache_dir, vocab, encoder)
+    list in a language the target's names are written in (`crossing` False), unless the target
+    has analytes. The first stage pools by spelling and by static token vectors, and neither
+    crosses languages: 300 German ICD-10-GM titles onto ICD-10-CM lost 11 points of acc@1 to the
+    full index in two stages (issue #53), so such a list gets every name embedded. The analyte
+    search (codemap.rank.analytes) is the model's and crosses them: German and Dutch lab names
+    onto an English-only LOINC table rank as well in two stages as on the full index, in less
+    time (benchmarks/results/cross-language-scale/RULE-crossing-analytes.md)."""
+    return pools_by_size(vocab, config, crossing, analytes) and not is_built(cache_dir, vocab, encoder)
 
 
 def index_choice(vocab: Vocabulary, config: IndexConfig, crossing: bool, two: bool) -> str:
     """Which index a run reads and why, for the run sheet and summary."""
     if two:
+        why = ("; the list is in another language than the target's names, whose analytes the "
+               "model searches" if crossing else "")
         return (f"two stages: {len(vocab.names):,} names, more than --two-stage-above "
-                f"{config.two_stage_above:,}")
+                f"{config.two_stage_above:,}{why}")
     if crossing and len(vocab.names) > config.two_stage_above:
         return ("every name embedded: the list is in another language than the target's names, "
                 "and the two stages' first one pools by spelling")
