@@ -392,8 +392,8 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
     """A LOINC table named by its short names, with the axes its long names would give: a code
     of the shipped Top-2000 lists takes its long name's axes; any other code its short name's,
     read through short_name_readings. Adds `short_name` (the table's name), `long_name` (what
-    the axes are read from; the table's own names stay what is shown), `component` (one the table gives is kept: a
-    release's COMPONENT), `system`, `property`."""
+    the axes are read from; the table's own names stay what is shown), `component` (one the
+    table gives is kept: a release's COMPONENT), `system`, `property`."""
     known = ranked_codes().drop_duplicates("code").set_index("code")["name"]
     components, systems = short_name_readings()
     suffixes = property_codes()
