@@ -18,7 +18,7 @@ from codemap.rank import analytes, assembly
 
 target, out, names = sys.argv[1], Path(sys.argv[2]), sys.argv[3].split(",")
 _two = assembly.two_stages
-assembly.two_stages = lambda vocab, enc, cache, config, crossing=False: _two(vocab, enc, cache, config, False)
+assembly.two_stages = lambda vocab, enc, cache, config, *crossing: _two(vocab, enc, cache, config, False)
 best = analytes.AnalyteIndex.best
 cache = Path(tempfile.mkdtemp(prefix="parity-50k-"))
 res = {}

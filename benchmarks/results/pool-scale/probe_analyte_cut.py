@@ -20,7 +20,7 @@ from codemap.rank import analytes, assembly, hybrid
 target, out, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 ENCODER, SPELLING = (5, 6, 8, 10, 12, 15, 20), (1, 2, 3, 5)
 _two = assembly.two_stages
-assembly.two_stages = lambda vocab, enc, cache, config, crossing=False: _two(vocab, enc, cache, config, False)
+assembly.two_stages = lambda vocab, enc, cache, config, *crossing: _two(vocab, enc, cache, config, False)
 lazy_vectors.LazyVectors.__getitem__ = lambda self, rows: np.zeros((len(rows), self.shape[1]), np.float32)
 pools, orders = {}, []  # orders: per row in ranking order, (keys by model, keys by spelling)
 orig_chunk = hybrid._rank_chunk

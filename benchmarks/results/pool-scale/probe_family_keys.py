@@ -21,7 +21,7 @@ from codemap.rank.lexical import _ngrams, normalize_text
 target, out, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 real = json.loads(Path(sys.argv[4]).read_text())
 _two = assembly.two_stages
-assembly.two_stages = lambda vocab, enc, cache, config, crossing=False: _two(vocab, enc, cache, config, False)
+assembly.two_stages = lambda vocab, enc, cache, config, *crossing: _two(vocab, enc, cache, config, False)
 lazy_vectors.LazyVectors.__getitem__ = lambda self, rows: np.zeros((len(rows), self.shape[1]), np.float32)
 seen = {}
 _pooled = hybrid._rank_pooled

@@ -25,7 +25,7 @@ target, out, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 # Two stages whatever the list's language (a German list on this table, which carries German
 # names but no language tags, is read as crossing and would get every name embedded: hours).
 _two = assembly.two_stages
-assembly.two_stages = lambda vocab, enc, cache, config, crossing=False: _two(vocab, enc, cache, config, False)
+assembly.two_stages = lambda vocab, enc, cache, config, *crossing: _two(vocab, enc, cache, config, False)
 asked = set()
 
 
