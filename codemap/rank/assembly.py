@@ -85,7 +85,9 @@ class Ranking:
         # A full index of a large target is embedded by the cheaper name encoder; two stages embed
         # their few pooled names with the model itself (as measured when they were adopted), and
         # ask for the name encoder only to find a full index built ahead with it.
-        analytes = family_of(prepared.scorers(settings)) is not None  # searched by the model
+        # Whether the target's analytes are searched (by the model): asked only of a crossing
+        # list, the one case where it decides the index.
+        analytes = crossing and family_of(prepared.scorers(settings)) is not None
         names_model = name_encoder(model, len(names), index_config, cache_dir, progress,
                                    made_only=pools_by_size(prepared.vocab, index_config, crossing, analytes))
         two = two_stages(prepared.vocab, names_model, cache_dir, index_config, crossing, analytes)
