@@ -68,15 +68,20 @@ class AnalyteIndex:
 
     def best(self, queries: np.ndarray, texts: list[str], second=None) -> list[np.ndarray]:
         """Per row, the key numbers of its BY_ENCODER best analytes by the model and its
-        BY_SPELLING best by n-grams, each by the better of the row's two readings (`second`:
-        codemap.rank.hybrid's _SecondReadings, or None)."""
+        BY_SPELLING best by n-grams (scores: see `scores`)."""
+        encoder, spelling = self.scores(queries, texts, second)
+        return [np.union1d(_top(e, BY_ENCODER), _top(s, BY_SPELLING, positive=True))
+                for e, s in zip(encoder, spelling)]
+
+    def scores(self, queries: np.ndarray, texts: list[str], second=None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows × analytes scores by the model and by n-grams, each the better of the row's two
+        readings (`second`: codemap.rank.hybrid's _SecondReadings, or None)."""
         encoder = queries @ self.vectors.T
         spelling = self.lexical.similarity(texts)
         if second is not None:
             encoder[second.rows] = np.maximum(encoder[second.rows], second.vectors @ self.vectors.T)
             spelling[second.rows] = np.maximum(spelling[second.rows], self.lexical.similarity(second.texts))
-        return [np.union1d(_top(e, BY_ENCODER), _top(s, BY_SPELLING, positive=True))
-                for e, s in zip(encoder, spelling)]
+        return encoder, spelling
 
 
 def _top(scores: np.ndarray, k: int, positive: bool = False) -> np.ndarray:

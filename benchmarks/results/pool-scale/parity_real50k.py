@@ -14,11 +14,11 @@ import sets
 from codemap.config import EvalConfig, IndexConfig
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
 from codemap.evaluate.metrics import gold_ranks, score_ranks
-from codemap.rank import analytes, assembly
+from codemap.rank import analytes
+from pool_hooks import force_two_stages
 
 target, out, names = sys.argv[1], Path(sys.argv[2]), sys.argv[3].split(",")
-_two = assembly.two_stages
-assembly.two_stages = lambda vocab, enc, cache, config, *crossing: _two(vocab, enc, cache, config, False)
+force_two_stages()
 best = analytes.AnalyteIndex.best
 cache = Path(tempfile.mkdtemp(prefix="parity-50k-"))
 res = {}

@@ -14,40 +14,25 @@ os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache/codemap/m
 import sets
 from codemap.config import EvalConfig, IndexConfig
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
-from codemap.embed import lazy_vectors
-from codemap.rank import analytes, assembly, hybrid
+from codemap.rank import analytes, hybrid
+from pool_hooks import force_two_stages, record_pools, zero_vectors
 
 target, out, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 ENCODER, SPELLING = (5, 6, 8, 10, 12, 15, 20), (1, 2, 3, 5)
-_two = assembly.two_stages
-assembly.two_stages = lambda vocab, enc, cache, config, *crossing: _two(vocab, enc, cache, config, False)
-lazy_vectors.LazyVectors.__getitem__ = lambda self, rows: np.zeros((len(rows), self.shape[1]), np.float32)
 pools, orders = {}, []  # orders: per row in ranking order, (keys by model, keys by spelling)
-orig_chunk = hybrid._rank_chunk
-
-
-def chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None, *a, **k):
-    if allowed is not None:
-        for q in range(len(rows)):
-            pools[offset + q] = set(layout.concept_codes[allowed[q]])
-    return orig_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed, *a, **k)
-
+force_two_stages()
+zero_vectors()
+record_pools(pools)
 
 def best(self, queries, texts, second=None):
-    """Records the first 50 analytes by the model and by spelling (as AnalyteIndex.best scores
-    them) and joins none."""
-    encoder = queries @ self.vectors.T
-    spelling = self.lexical.similarity(texts)
-    if second is not None:
-        encoder[second.rows] = np.maximum(encoder[second.rows], second.vectors @ self.vectors.T)
-        spelling[second.rows] = np.maximum(spelling[second.rows], self.lexical.similarity(second.texts))
-    for e, s in zip(encoder, spelling):
+    """Records the first 50 analytes by the model and by spelling (AnalyteIndex.scores, as best
+    reads them) and joins none."""
+    for e, s in zip(*self.scores(queries, texts, second)):
         top_s = [k for k in np.argsort(-s, kind="stable")[:50] if s[k] > 0]
         orders.append(([self.keys[k] for k in np.argsort(-e, kind="stable")[:50]], [self.keys[k] for k in top_s]))
     return [np.zeros(0, np.int64)] * len(texts)
 
 
-hybrid._rank_chunk = chunk
 analytes.AnalyteIndex.best = best
 cache = Path(os.environ.get("PROBE_CACHE", "/tmp/scale/cache"))
 res = {}

@@ -13,16 +13,15 @@ os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache/codemap/m
 import sets
 from codemap.config import EvalConfig, IndexConfig
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
-from codemap.embed import lazy_vectors
-from codemap.rank import assembly, hybrid
+from codemap.rank import hybrid
 from codemap.terms import binary_matrix, smooth_idf, tfidf
 from codemap.rank.lexical import _ngrams, normalize_text
+from pool_hooks import force_two_stages, zero_vectors
 
 target, out, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 real = json.loads(Path(sys.argv[4]).read_text())
-_two = assembly.two_stages
-assembly.two_stages = lambda vocab, enc, cache, config, *crossing: _two(vocab, enc, cache, config, False)
-lazy_vectors.LazyVectors.__getitem__ = lambda self, rows: np.zeros((len(rows), self.shape[1]), np.float32)
+force_two_stages()
+zero_vectors()
 seen = {}
 _pooled = hybrid._rank_pooled
 def pooled(index, scored_names, layout, attributes, names_, queries, rows, offset, *a, **k):

@@ -18,36 +18,14 @@ os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache/codemap/m
 import sets
 from codemap.config import EvalConfig, IndexConfig
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
-from codemap.embed import lazy_vectors
-from codemap.rank import assembly, hybrid
+from codemap.rank import hybrid
+from pool_hooks import force_two_stages, record_pools, zero_vectors
 
 target, out, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-# Two stages whatever the list's language (a German list on this table, which carries German
-# names but no language tags, is read as crossing and would get every name embedded: hours).
-_two = assembly.two_stages
-assembly.two_stages = lambda vocab, enc, cache, config, *crossing: _two(vocab, enc, cache, config, False)
-asked = set()
-
-
-def zeros(self, rows):
-    rows = np.asarray(rows, dtype=np.int64)
-    asked.update(rows.tolist())
-    return np.zeros((len(rows), self.shape[1]), np.float32)
-
-
-lazy_vectors.LazyVectors.__getitem__ = zeros
-pools = {}
-orig_chunk = hybrid._rank_chunk
-
-
-def chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed=None, *a, **k):
-    if allowed is not None:
-        for q in range(len(rows)):
-            pools[offset + q] = set(layout.concept_codes[allowed[q]])
-    return orig_chunk(enc, lex, layout, record_of, rows, offset, scorers, config, names, allowed, *a, **k)
-
-
-hybrid._rank_chunk = chunk
+asked, pools = set(), {}
+force_two_stages()
+zero_vectors(asked)
+record_pools(pools)
 from codemap.rank import analytes as analytes_module
 orig_near = hybrid._nearest_concepts
 orig_best = analytes_module.AnalyteIndex.best
