@@ -51,25 +51,28 @@ from codemap.vocab import load_target  # noqa: E402
 ARGS = positional(__doc__, 2)
 os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache" / "codemap" / "models"))
 SHARED = Path(os.environ.get("CODEMAP_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "data"
-def gold_part() -> pd.DataFrame:
-    """Every name of the built-in LOINC's codes, the first as the name, the rest as synonyms."""
+def gold_part(english: bool = False) -> pd.DataFrame:
+    """Every name of the built-in LOINC's codes (`english`: its English ones only), the first as
+    the name, the rest as synonyms."""
     names = load_target("LOINC").names
+    if english:
+        names = names[names["lang"].isin(["en", ""])]
     grouped = names.groupby("code", sort=False)["name"].agg(list)
     return pd.DataFrame({"code": grouped.index, "name": [n[0] for n in grouped],
                          "synonyms": ["|".join(n[1:]) for n in grouped]})
 
 
-def other_loinc_names(gold_codes: set[str]) -> pd.DataFrame:
+def other_loinc_names(gold_codes: set[str], english: bool = False) -> pd.DataFrame:
     """(code, name) of LOINC codes outside the built-in target, from ../shared/data: English short
-    names, German long and short names (names a release gives its codes; the bare components of
-    loinc-core are left out, as no release names a code by its component alone)."""
-    short = pd.read_csv(SHARED / "loinc-shortnames" / "loinc_shortnames.tsv", sep="\t", header=None,
-                        names=["code", "name"], dtype=str)
-    german = pd.read_csv(SHARED / "loinc-de-linguistic-variant" / "deDE15LinguisticVariant.csv",
-                         dtype=str, keep_default_na=False)
-    parts = [short,
-             german.rename(columns={"LOINC_NUM": "code", "LONG_COMMON_NAME": "name"})[["code", "name"]],
-             german.rename(columns={"LOINC_NUM": "code", "SHORTNAME": "name"})[["code", "name"]]]
+    names, German long and short names unless `english` (names a release gives its codes; the bare
+    components of loinc-core are left out, as no release names a code by its component alone)."""
+    parts = [pd.read_csv(SHARED / "loinc-shortnames" / "loinc_shortnames.tsv", sep="\t", header=None,
+                         names=["code", "name"], dtype=str)]
+    if not english:
+        german = pd.read_csv(SHARED / "loinc-de-linguistic-variant" / "deDE15LinguisticVariant.csv",
+                             dtype=str, keep_default_na=False)
+        parts += [german.rename(columns={"LOINC_NUM": "code", "LONG_COMMON_NAME": "name"})[["code", "name"]],
+                  german.rename(columns={"LOINC_NUM": "code", "SHORTNAME": "name"})[["code", "name"]]]
     out = pd.concat(parts).dropna()
     out = out[(out["name"].str.strip() != "") & ~out["code"].isin(gold_codes)]
     return out.drop_duplicates().reset_index(drop=True)
@@ -83,25 +86,6 @@ def with_components(table: pd.DataFrame) -> pd.DataFrame:
                        keep_default_na=False)
     component = core.drop_duplicates("LOINC_NUM").set_index("LOINC_NUM")["COMPONENT"]
     return table.assign(component=table["code"].map(component).fillna(""))
-
-
-def write_english_table(size: int, out: Path) -> None:
-    """An English-only LOINC table of about `size` names (a list in another language crosses
-    it): the built-in codes' English names, other codes' English short names, then variants of
-    those short names under codes of their own; LOINC's COMPONENT for every real code."""
-    names = load_target("LOINC").names
-    english = names[names["lang"].isin(["en", ""])].groupby("code", sort=False)["name"].agg(list)
-    gold = pd.DataFrame({"code": english.index, "name": [n[0] for n in english],
-                         "synonyms": ["|".join(n[1:]) for n in english]})
-    gold_names = len(gold) + sum(len(s.split("|")) for s in gold["synonyms"] if s)
-    short = pd.read_csv(SHARED / "loinc-shortnames" / "loinc_shortnames.tsv", sep="\t", header=None,
-                        names=["code", "name"], dtype=str).dropna()
-    short = short[~short["code"].isin(set(gold["code"]))].drop_duplicates().reset_index(drop=True)
-    grown = with_variants(short, size - gold_names).assign(synonyms="")
-    table = with_components(pd.concat([gold, grown], ignore_index=True))
-    table.to_csv(out, index=False)
-    print(f"{out}: {len(table):,} codes, about {size:,} English names ({gold_names:,} of the built-in "
-          f"LOINC's codes, {len(short):,} other codes' short names, the rest their variants)")
 
 
 GOLD, REAL = -1, -2  # `table gold`, `table real`
@@ -120,10 +104,12 @@ def write_icd_table(out: Path) -> None:
     print(f"{out}: {len(table):,} codes ({len(own):,} of the set's own target)")
 
 
-def write_table(size: int, out: Path) -> None:
-    gold = gold_part()
+def write_table(size: int, out: Path, english: bool = False) -> None:
+    """The table of about `size` names (GOLD, REAL: see the module's doc); `english`: English names
+    only (a list in another language crosses it)."""
+    gold = gold_part(english)
     gold_names = len(gold) + sum(len(s.split("|")) for s in gold["synonyms"] if s)
-    others = other_loinc_names(set(gold["code"]))
+    others = other_loinc_names(set(gold["code"]), english)
     if size == GOLD:  # the gold codes alone: the baseline every larger table extends
         others, size = others.iloc[:0], gold_names
     if size == REAL:  # real names only: the gold codes and the other real names, no variant
@@ -180,7 +166,7 @@ if __name__ == "__main__":
     if ARGS[0] == "table" and ARGS[1] == "icd":
         write_icd_table(Path(ARGS[2]))
     elif ARGS[0] == "table" and ARGS[1].startswith("english"):
-        write_english_table(int(ARGS[1].removeprefix("english")), Path(ARGS[2]))
+        write_table(int(ARGS[1].removeprefix("english")), Path(ARGS[2]), english=True)
     elif ARGS[0] == "table":
         write_table({"gold": GOLD, "real": REAL}.get(ARGS[1]) or int(ARGS[1]), Path(ARGS[2]))
     else:
