@@ -20,7 +20,8 @@ codes alone, `table real` the real names alone (no variant): the full index of e
 `table english60000`: English names only (a German list crosses it), about that many.
 `--full-fp32`: every name embedded by the model itself, not its int8 export.
 `table icd`: the ICD-10-CM inclusion-term set's target with every other ICD-10-CM code (72k).
-Writes the index seconds, the names the model embedded, acc@1 / acc@10, the
+Writes the index seconds, the names the model embedded, acc@1 / acc@10 (and each row's gold rank and
+first code, `per_row`), the
 pool's recall and the process's peak RSS. `pool_recall` counts the names the two first stages
 pool, not the analytes and families that join them in ranking: the real pool's recall is
 benchmarks/results/pool-scale/probe_real_pool.py's. Run it on an idle machine; say if it was not.
@@ -146,9 +147,14 @@ def measure(target: Path, out: Path, names: list[str], path: str) -> None:
                            load_target_s=round(g.ranking.timings["load_target"], 1),
                            peak_rss_after_index_mb=round(peak_rss_mb()))
         default = eval_methods(g.base, drugs=False)[DEFAULT_METHOD[False]]
-        scores = score_ranks(gold_ranks(g.rank(default), g.gold))
+        ranked = g.rank(default)
+        ranks = gold_ranks(ranked, g.gold)
+        scores = score_ranks(ranks)
         entry = {"rows": len(g.gold), "acc1": round(scores.acc[1], 4),
                  "acc10": round(scores.acc[10], 4), "seconds": round(time.perf_counter() - clock, 1)}
+        firsts = ranked[ranked["rank"] == 1].set_index("query")["target_code"]
+        # each row's gold rank and first code, so two paths can be compared row by row
+        entry["per_row"] = [[r["text"], rank, firsts.get(q)] for q, (r, rank) in enumerate(zip(g.rows, ranks))]
         vectors = getattr(g.ranking.index, "vectors", None)
         if hasattr(vectors, "embedded"):  # two stages: the pool's recall and what was embedded
             _, hits = g.ranking.index.search(None, 10**6, texts=[r["text"] for r in g.rows])
@@ -158,7 +164,7 @@ def measure(target: Path, out: Path, names: list[str], path: str) -> None:
             entry["embedded_total"] = vectors.embedded
         results["sets"][name] = entry
         results["peak_rss_mb"] = round(peak_rss_mb())
-        print(name, json.dumps(entry), flush=True)
+        print(name, json.dumps({k: v for k, v in entry.items() if k != "per_row"}), flush=True)
         out.write_text(json.dumps(results, indent=1), encoding="utf-8")
 
 
