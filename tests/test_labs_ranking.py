@@ -89,3 +89,35 @@ def test_map_writes_explanations_and_hides_contradicted(tmp_path, shared_cache):
     assert frame["explanation"].str.contains("unit mg/dL fits MCnc").sum() >= 3
     assert not frame["explanation"].str.contains("contradicts|✘").any()
     assert not frame["target_name"].str.contains("Moles/volume").any()
+
+
+def test_eval_ranks_a_specimen_column_list_as_map_does(tmp_path, shared_cache):
+    """A list with a specimen column: map embeds each row's text with its specimen but reads the
+    text alone for the n-grams, pools and evidence; eval must rank the same way, or its figures
+    (and the calibrations fitted through it) describe another ranking than the one users get."""
+    import pandas as pd
+
+    from codemap.config import EvalConfig
+    from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
+
+    source = tmp_path / "fluid.tsv"
+    lines = ["itemid\tlabel\tfluid\tloinc_code"]
+    for row in (DATA.parent.parent / "benchmarks" / "data" / "mimic_labs_fluid_dev.tsv").read_text(
+            encoding="utf-8").splitlines()[1:40]:
+        itemid, label, fluid, _, code = row.split("\t")
+        lines.append(f"{itemid}\t{label}\t{fluid}\t{code}")
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    result = CliRunner().invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
+                                      "-k", "5", "-q", "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    mapped = pd.read_csv(out, sep="\t", dtype=str)
+    by_map = {t: list(c) for t, c in mapped.groupby("source_code", sort=False)["target_code"]}
+
+    g = gold_queries(EvalConfig(gold=source, target="LOINC", gold_col="loinc_code",
+                                progress=False, cache_dir=shared_cache))
+    assert g.rows[0]["specimen"] == "Blood" and "Blood" not in g.rows[0]["text"]
+    found = g.rank(eval_methods(g.base, drugs=False)[DEFAULT_METHOD[False]]).sort_values(["query", "rank"])
+    by_eval = {str(g.rows[q]["itemid"]): list(c)[:5] for q, c in found.groupby("query")["target_code"]}
+    assert len(by_eval) >= 20
+    assert by_eval == {code: by_map[code] for code in by_eval}

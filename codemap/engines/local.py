@@ -25,7 +25,7 @@ from ..decide.pseudo_calibration import any_calibrator
 from ..decide.triage import preapproval_precision, suggest, tally
 from ..errors import CodemapError
 from ..files import sha256_text
-from ..rank.hubness import list_hubness, reference_texts
+from ..rank.hubness import reference_texts
 from ..rank.assembly import Ranking
 from ..rank.hybrid import HYBRID_COLUMNS
 from ..rank.learned import Queries, Target, pool
@@ -192,9 +192,7 @@ class Mapper:
         whole list's or `codemap.rank.hubness.reference_texts` of them): its hubness."""
         if not self.rank.hubness or self.rank.method == "lexical":
             return replace(self, hub=None)
-        encode = lambda texts: self.ranking.encode([self.ranking.prepare(t) for t in texts],
-                                                   "embedding the list's reference rows")
-        return replace(self, hub=list_hubness(self.index, self.vocab, encode, query_texts))
+        return replace(self, hub=self.ranking.hubness(query_texts))
 
     def describe(self) -> dict:
         """The run sheet's settings that come from what was loaded."""

@@ -12,7 +12,6 @@ from ..config import EvalConfig, RankConfig, ReadOptions
 from ..domains import evidence_by_domain, evidence_names
 from ..errors import CodemapError
 from ..rank.assembly import Ranking
-from ..rank.hubness import embedded_hubness
 from ..rank.prepare import row_fields
 from ..rank.rerank import CrossEncoder, rerank_candidates
 from ..rerank.second_stage import SecondStage
@@ -50,7 +49,8 @@ def rank_gold(g: "GoldQueries") -> tuple[dict, dict]:
         ranks[method] = gold_ranks(found, g.gold)
         scores[method] = score_ranks(ranks[method])
         if reranker is not None and method in ("encoder", DEFAULT_METHOD[drugs]):
-            texts = [row["text"] for row in g.prepared[text_key(rank)][2]]
+            prepare = g.prepared[text_key(rank)][0].prepare  # what map's re-ranker reads
+            texts = [prepare(t) for t in g.query_texts]
             rerank_inputs[method] = (found, texts)
     rerank_ms = _eval_reranked(reranker, g.base.rerank_top, rerank_inputs, g.gold, scores, ranks)
     second = _eval_second_stage(g, methods[DEFAULT_METHOD[drugs]])
@@ -91,6 +91,13 @@ class GoldQueries:
     gold: list[set[str]]  # each query's right codes
     n_pairs: int  # rows in the gold file, in the target or not
     language: LanguageGuess
+    # What is embedded of each query, as `map` embeds a row (SourceTable.query_texts: the text,
+    # with the specimen where the list has a specimen column); the rows' own text stays the
+    # text alone, as map's rows read it for the n-grams, the pools and the evidence.
+    query_texts: list[str]
+    # Every row of the gold file as map would take the list (SourceTable.query_texts), its gold
+    # in the target or not: the rows whose hubness map computes (codemap.rank.hubness).
+    list_texts: list[str]
     # text_key → (the ranking under those settings, the queries' vectors, their embedded rows)
     prepared: dict = field(default_factory=dict)
     hubs: dict = field(default_factory=dict)  # text_key → the queries' ListHubness
@@ -114,7 +121,7 @@ class GoldQueries:
         key = text_key(rank)
         if key not in self.prepared:
             ranking = self.ranking.with_settings(rank)
-            rows, vectors = ranking.embed(self.rows, [row["text"] for row in self.rows])
+            rows, vectors = ranking.embed(self.rows, self.query_texts)
             self.prepared[key] = (ranking, vectors, rows)
         return self.prepared[key][0].with_settings(rank)
 
@@ -127,15 +134,13 @@ class GoldQueries:
                             exclude=hidden_rows(ranking.vocab, self.excluded, len(rows), hide))
 
     def _hub(self, rank: RankConfig):
-        """The gold file's hubness (codemap.rank.hubness): its queries are the list, taken as
-        `codemap map` takes a list's rows (distinct texts as read, then prepared)."""
+        """The gold file's hubness (codemap.rank.hubness): every row of the file is the list,
+        taken as `codemap map` takes a list's rows, the rows whose gold is absent included."""
         if not rank.hubness or rank.method == "lexical":
             return None
         key = text_key(rank)
         if key not in self.hubs:
-            ranking, vectors, _ = self.prepared[key]
-            self.hubs[key] = embedded_hubness(ranking.index, ranking.vocab,
-                                              [row["text"] for row in self.rows], vectors)
+            self.hubs[key] = self.prepared[key][0].hubness(self.list_texts)
         return self.hubs[key]
 
 
@@ -164,9 +169,10 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
         texts=[query_texts[i] for i in candidates], progress=config.progress)
     known = set(ranking.vocab.concepts["code"])
     keep = [i for i in candidates if gold[i] & known]
-    rows = [{**fields[i], "text": query_texts[i]} for i in keep]
+    rows = [fields[i] for i in keep]
     kept = [gold[i] for i in keep]
     return GoldQueries(config, ranking, rows, kept, len(source.frame), language,
+                       [query_texts[i] for i in keep], query_texts,
                        excluded=dropped_codes(kept, config.drop_gold_share, config.seed))
 
 

@@ -32,6 +32,7 @@ from ..read.language import LanguageGuess, names_language, source_language
 from ..read.normalize import source_key
 from ..vocab.local_names import LocalNames
 from ..vocab.target import load_target
+from .hubness import list_hubness
 from .hybrid import rank_hybrid
 from .lexical import load_or_build_lexical
 from .local_names import LocalIndex
@@ -168,6 +169,14 @@ class Ranking:
         if not texts:
             return np.zeros((0, self.encoder.dim), np.float32)
         return np.stack([fresh[t] if t in fresh else self._kept[t] for t in texts])
+
+    def hubness(self, texts: list[str]):
+        """The hubness of the target's concepts for a list whose rows read `texts` (what is
+        embedded of each row, as read: the whole list's, or reference_texts of them), or None
+        for a list without text: one computation for `map` and for `eval`."""
+        encode = lambda chosen: self.encode([self.prepare(t) for t in chosen],
+                                            "embedding the list's reference rows")
+        return list_hubness(self.index, self.vocab, encode, texts)
 
     def embed(self, rows: list[dict], texts: list[str]) -> tuple[list[dict], np.ndarray]:
         """`rows` (each row's fields: text, unit, specimen…) with their text prepared and their
