@@ -53,6 +53,9 @@ FRESH = {
     "drugs_fresh": (DATA / "ohdsi_mimic_drugs_fresh.tsv", "DRUGS", "target_concept_id",
                     ("local_drug_string",)),
     "german_labs_fresh": (DATA / "german_lab_labels_fresh.tsv", "LOINC", "loinc_code", ("label",)),
+    # The fresh MIMIC labels with their fluid and category columns (the specimen column of a real
+    # list); the labels were scored before without them, this form was first read 2026-11-29.
+    "labs_fluid_fresh": (DATA / "mimic_labs_fluid_fresh.tsv", "LOINC", "loinc_code", ()),
     # 27 tests of a Taiwanese lab catalogue (recipes/build_taiwan_labs.py, read first 2026-11-29):
     # the everyday alias, or the Traditional Chinese name, with the specimen and unit columns.
     "taiwan_aliases": (DATA / "taiwan_labs.tsv", "LOINC", "loinc_code", ("alias",)),

@@ -16,7 +16,8 @@ depend on row order. Rows keep their source order.
 usage: python recipes/build_list_splits.py [SEED]   (default 0)
 writes benchmarks/data/mimic_labs_nofluid_{dev,fresh}.tsv (label, loinc_code),
        benchmarks/data/mimic_labs_fluid_dev.tsv (every column of the gold file, its rows whose
-       label is not in the fresh part: what the shipped lab calibration is fitted on) and
+       label is not in the fresh part: what the shipped lab calibration is fitted on),
+       benchmarks/data/mimic_labs_fluid_fresh.tsv (the fresh labels' rows with every column) and
        benchmarks/data/ohdsi_mimic_drugs_{dev,fresh}.tsv (local_drug_string, target_concept_id,
        target_name)
 """
@@ -64,6 +65,11 @@ def main(seed: int = 0) -> None:
     kept = gold[~gold["label"].isin(fresh_labels)]
     kept.to_csv(OUT / "mimic_labs_fluid_dev.tsv", sep="\t", index=False, lineterminator="\n")
     print(f"mimic_labs_fluid_dev: {len(kept)} of {len(gold)} rows (fresh labels left out)")
+    # The fresh labels with their fluid and category, whose code is in the subset: the fresh
+    # part as a list with a specimen column has it (read first on 2026-11-29, issue #52).
+    fresh = gold[gold["label"].isin(fresh_labels) & gold["loinc_code"].isin(set(labs["loinc_code"]))]
+    fresh.to_csv(OUT / "mimic_labs_fluid_fresh.tsv", sep="\t", index=False, lineterminator="\n")
+    print(f"mimic_labs_fluid_fresh: {len(fresh)} rows")
     drugs = pd.read_csv(ROOT / "tests/data/ohdsi-mimic-drugs/dev_local_drug_to_concept.tsv",
                         sep="\t", dtype=str, keep_default_na=False)
     write_split(drugs, drugs["local_drug_string"].str.strip().str.lower(), seed, 0.7, "ohdsi_mimic_drugs")
