@@ -305,3 +305,27 @@ def test_a_french_list_states_its_specimen():
     assert text.score(said("Glucose LCR"), _shipped("2345-7")).adjust < 0
     assert text_axes("Leucocytes Selles").group == "stool"
     assert text_axes("Créatinine Sérum").group == "blood"
+
+
+def test_usual_priors_read_a_release_components_as_the_release_names_them():
+    """A LOINC release writes COMPONENT "Bilirubin" for 1975-2 (whose long name reads
+    "Bilirubin.total") and for the urine codes alike: keyed by the long names, every bilirubin
+    code of a release would borrow the urine-only share of "bilirubin"; keyed by the release's
+    own components, serum or plasma is the usual system of its "Bilirubin"."""
+    import pandas as pd
+
+    from codemap.domains.lab.commonness import target_shares, usage_shares
+
+    release = pd.DataFrame({
+        "code": ["1975-2", "1978-6", "5770-3"],
+        "name": ["Bilirubin.total [Mass/volume] in Serum or Plasma", "Bilirubin [Mass/volume] in Urine",
+                 "Bilirubin [Presence] in Urine by Test strip"],
+        "component": ["Bilirubin", "Bilirubin", "Bilirubin"]})
+    shipped, own = usage_shares().usual_systems("bilirubin"), target_shares(release).usual_systems("bilirubin")
+    assert max(shipped, key=shipped.get) == "urine"
+    assert max(own, key=own.get) == "serum or plasma"
+    prior = UsualSpecimenScorer(shares=target_shares(release))
+    row = {"text": "Bilirubin, Total", "unit": "", "specimen": ""}
+    serum, urine = (prior.score(row, release.iloc[i].to_dict()) for i in (0, 2))
+    assert serum.adjust > urine.adjust > 0
+    assert serum.reason.startswith("no specimen stated; serum or plasma is")

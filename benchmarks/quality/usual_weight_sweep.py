@@ -38,8 +38,9 @@ def main(argv=None) -> int:
         g = load(name)
         report[name] = {}
         for w in (float(x) for x in args.weights.split(",")):
-            lab_evidence.usual_scorers = lambda w=w: [lab_evidence.UsualSpecimenScorer(weight=w),
-                                                      lab_evidence.UsualMethodScorer(weight=w)]
+            lab_evidence.usual_scorers = lambda shares=None, w=w: [
+                scorer for scorer in default_scorers(shares)
+                for scorer in [type(scorer)(weight=w, shares=scorer.shares)]]
             try:
                 ranks = gold_ranks(g.rank(eval_methods(g.base)[DEFAULT_METHOD[False]]), g.gold)
             finally:

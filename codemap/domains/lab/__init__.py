@@ -18,7 +18,7 @@ from ...vocab.vocabulary import Vocabulary, builtin_loinc
 from ..base import Domain
 from .abbreviations import builtin_abbreviations, learn_abbreviations, with_expanded_short_names
 from .columns import add_loinc_axes, property_from_name
-from .commonness import code_rank
+from .commonness import code_rank, target_shares
 from .element_symbols import symbol_reader
 from .loinc import component_from_name, is_loinc_code, reads_as_short_names, with_short_name_axes
 from .part_translation import part_reader
@@ -87,7 +87,8 @@ def _with_axes(concepts):
 
 
 def scorers(vocab: Vocabulary, rank: RankConfig) -> list:
-    return lab_scorers(usage=rank.usage_evidence, off=rank.evidence_off, si=rank.unit_system == "si")
+    return lab_scorers(usage=rank.usage_evidence, off=rank.evidence_off, si=rank.unit_system == "si",
+                       shares=target_shares(vocab.concepts))
 
 
 def readings(vocab: Vocabulary, rank: RankConfig) -> list:

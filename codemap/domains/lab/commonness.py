@@ -51,23 +51,60 @@ def code_rank(code: str) -> int:
     return _ranks().get(code, 0) if is_loinc_code(code) else 0
 
 
-@functools.lru_cache(maxsize=1)
-def _shares() -> tuple[dict, dict, float]:
+@dataclass(frozen=True)
+class Shares:
     """component → {system: share}, component → {method: share} ("" = no method), and the
     share of ordering that goes to method-less codes overall."""
+
+    systems: dict
+    methods: dict
+    methodless: float
+
+    def usual_systems(self, component: str) -> dict[str, float]:
+        """Share of the component's ordering per system (loinc.long_name_system; {} when the
+        component is not ranked)."""
+        return self.systems.get(component.lower(), {})
+
+    def usual_methods(self, component: str) -> dict[str, float]:
+        """Share of the component's ordering per method ("" = none); for a component the lists
+        do not rank, the overall split between method-less and any-method codes."""
+        found = self.methods.get(component.lower())
+        return found if found is not None else {"": self.methodless}
+
+
+@functools.lru_cache(maxsize=8)
+def usage_shares(named: tuple[tuple[str, str], ...] = ()) -> Shares:
+    """The shares, each ranked code counted under its component as a target names it (`named`:
+    (code, component) pairs, sorted), else as its shipped long name reads. A LOINC release
+    writes COMPONENT otherwise for a third of the ranked codes ("Bilirubin" for 1975-2, whose
+    long name reads "Bilirubin.total"; "pH" for urine and blood pH alike): keyed by the long
+    names alone, a release's candidates would miss their priors or borrow another test's
+    (benchmarks/results/release-components/RULE.md)."""
+    components = dict(named)
     systems: dict = defaultdict(lambda: defaultdict(float))
     methods: dict = defaultdict(lambda: defaultdict(float))
     methodless = total = 0.0
     for row in ranked_codes().to_dict("records"):
         axes, weight = concept_axes(row), 1.0 / row["rank"]
+        component = components.get(row["code"], axes.component)
         method = next(iter(axes.methods), "")
         system = long_name_system(row)
         if system:
-            systems[axes.component][system] += weight
-        methods[axes.component][method] += weight
+            systems[component][system] += weight
+        methods[component][method] += weight
         methodless += weight * (method == "")
         total += weight
-    return _normalise(systems), _normalise(methods), methodless / total
+    return Shares(_normalise(systems), _normalise(methods), methodless / total)
+
+
+def target_shares(concepts) -> Shares:
+    """usage_shares for a target's concepts (a frame with `code` and what concept_axes reads):
+    its ranked codes under the components it gives them."""
+    ranked = set(_ranks())
+    held = concepts[concepts["code"].isin(ranked)].drop_duplicates("code")
+    named = ((code, concept_axes(row).component)
+             for code, row in zip(held["code"], held.to_dict("records")))
+    return usage_shares(tuple(sorted((c, comp) for c, comp in named if comp)))
 
 
 def _normalise(table: dict) -> dict:
@@ -79,23 +116,9 @@ def _normalise(table: dict) -> dict:
 
 
 def usual_systems(component: str) -> dict[str, float]:
-    """Share of the component's ordering per system (loinc_parts.long_name_system; {} when the
-    component is not ranked)."""
-    return _shares()[0].get(component.lower(), {})
-
-
-def usual_methods(component: str) -> dict[str, float]:
-    """Share of the component's ordering per method ("" = none); for a component the lists do not
-    rank, the overall split between method-less and any-method codes."""
-    found = _shares()[1].get(component.lower())
-    if found is not None:
-        return found
-    return {"": _shares()[2]}
-
-
-def methodless_share() -> float:
-    """Share of all ranked ordering that goes to codes without a method."""
-    return _shares()[2]
+    """Share of the component's ordering per system, components as the shipped long names
+    read them (Shares.usual_systems)."""
+    return usage_shares().usual_systems(component)
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ are ambiguous: "count" may name a percentage panel), and at most 0.03 for the pr
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ..evidence import NO_EVIDENCE, Evidence
 from .columns import CategoryScorer, UnitScorer, contradiction_tier
-from .commonness import UsageScorer, usual_methods, usual_systems
+from .commonness import Shares, UsageScorer, usage_shares
 from .loinc import (Axes, component_parts, concept_axes, fold, is_loinc_code, long_name_system,
                     system_specimen_of, text_axes, text_specimen)
 from .specimens import Specimen
@@ -162,6 +162,8 @@ class UsualSpecimenScorer(_BoundScorer):
 
     weight: float = 0.03
     name: str = "usual_specimen"
+    # The target's shares (commonness.target_shares: components as it names them)
+    shares: Shares = field(default_factory=usage_shares, compare=False, hash=False)
 
     def for_row(self, row: Mapping[str, str]):
         if _column_specimen(row) or _row_axes(row).group:
@@ -171,7 +173,7 @@ class UsualSpecimenScorer(_BoundScorer):
     def _score(self, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
         system = long_name_system(concept) if axes is not None else ""
-        share = usual_systems(axes.component).get(system, 0.0) if system else 0.0
+        share = self.shares.usual_systems(axes.component).get(system, 0.0) if system else 0.0
         if share <= 0:
             return NO_EVIDENCE
         return Evidence(self.weight * share, f"no specimen stated; {system} is "
@@ -186,6 +188,7 @@ class UsualMethodScorer(_BoundScorer):
 
     weight: float = 0.03
     name: str = "usual_method"
+    shares: Shares = field(default_factory=usage_shares, compare=False, hash=False)
 
     def for_row(self, row: Mapping[str, str]):
         return None if _row_axes(row).methods else self._score
@@ -195,7 +198,7 @@ class UsualMethodScorer(_BoundScorer):
         if axes is None:
             return NO_EVIDENCE
         method = next(iter(axes.methods), "")
-        share = usual_methods(axes.component).get(method, 0.0)
+        share = self.shares.usual_methods(axes.component).get(method, 0.0)
         if share <= 0:
             return NO_EVIDENCE
         said = f"by {method}" if method else "no method"
@@ -256,17 +259,19 @@ def text_scorers() -> list:
             TextAxisScorer("text_timing", 0.03, -0.08), TextAxisScorer("text_method", 0.03, -0.03)]
 
 
-def usual_scorers() -> list:
-    """The two usual-variant priors."""
-    return [UsualSpecimenScorer(), UsualMethodScorer()]
+def usual_scorers(shares: Shares | None = None) -> list:
+    """The two usual-variant priors, over `shares` (a target's: commonness.target_shares;
+    the shipped long names' by default)."""
+    shares = shares or usage_shares()
+    return [UsualSpecimenScorer(shares=shares), UsualMethodScorer(shares=shares)]
 
 
 def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True,
-                si: bool = False) -> list:
+                si: bool = False, shares: Shares | None = None) -> list:
     """The lab evidence scorers less those named in `off` (codemap eval's ablations). Without
     `usage` (across languages: codemap.rank.prepare.ranking_for) the usage scorer still breaks
     exact mass/moles ties (UsageScorer.ties_only); `si`: towards the molar twin (--unit-system)."""
     scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(), CategoryScorer(),
-               UsageScorer(ties_only=not usage, si=si), *text_scorers(), *usual_scorers(),
+               UsageScorer(ties_only=not usage, si=si), *text_scorers(), *usual_scorers(shares),
                ComponentBackoff())
     return [s for s in scorers if s.name not in off]
