@@ -162,8 +162,9 @@ class UsualSpecimenScorer(_BoundScorer):
 
     weight: float = 0.03
     name: str = "usual_specimen"
-    # The target's shares (commonness.target_shares: components as it names them)
-    shares: Shares = field(default_factory=usage_shares, compare=False, hash=False)
+    # The target's shares (commonness.target_shares: components as it names them); None: the
+    # shipped long names' (usage_shares), looked up when first used, not on import
+    shares: Shares | None = field(default=None, compare=False, hash=False)
 
     def for_row(self, row: Mapping[str, str]):
         if _column_specimen(row) or _row_axes(row).group:
@@ -173,7 +174,8 @@ class UsualSpecimenScorer(_BoundScorer):
     def _score(self, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
         system = long_name_system(concept) if axes is not None else ""
-        share = self.shares.usual_systems(axes.component).get(system, 0.0) if system else 0.0
+        shares = self.shares or usage_shares()
+        share = shares.usual_systems(axes.component).get(system, 0.0) if system else 0.0
         if share <= 0:
             return NO_EVIDENCE
         return Evidence(self.weight * share, f"no specimen stated; {system} is "
@@ -188,7 +190,7 @@ class UsualMethodScorer(_BoundScorer):
 
     weight: float = 0.03
     name: str = "usual_method"
-    shares: Shares = field(default_factory=usage_shares, compare=False, hash=False)
+    shares: Shares | None = field(default=None, compare=False, hash=False)  # as UsualSpecimenScorer
 
     def for_row(self, row: Mapping[str, str]):
         return None if _row_axes(row).methods else self._score
@@ -198,7 +200,7 @@ class UsualMethodScorer(_BoundScorer):
         if axes is None:
             return NO_EVIDENCE
         method = next(iter(axes.methods), "")
-        share = self.shares.usual_methods(axes.component).get(method, 0.0)
+        share = (self.shares or usage_shares()).usual_methods(axes.component).get(method, 0.0)
         if share <= 0:
             return NO_EVIDENCE
         said = f"by {method}" if method else "no method"
@@ -262,7 +264,6 @@ def text_scorers() -> list:
 def usual_scorers(shares: Shares | None = None) -> list:
     """The two usual-variant priors, over `shares` (a target's: commonness.target_shares;
     the shipped long names' by default)."""
-    shares = shares or usage_shares()
     return [UsualSpecimenScorer(shares=shares), UsualMethodScorer(shares=shares)]
 
 
