@@ -10,6 +10,7 @@ Writes {set: {weight: [gold rank per query]}} and prints acc@1 per set and weigh
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ import numpy as np
 
 from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods
 from codemap.evaluate.metrics import gold_ranks
-from codemap.rank import lab_evidence
+from codemap.domains.lab import text as lab_evidence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets, stats
 from fusion_sweep import load  # noqa: E402  (the sets' files, one definition)
@@ -39,8 +40,7 @@ def main(argv=None) -> int:
         report[name] = {}
         for w in (float(x) for x in args.weights.split(",")):
             lab_evidence.usual_scorers = lambda shares=None, w=w: [
-                scorer for scorer in default_scorers(shares)
-                for scorer in [type(scorer)(weight=w, shares=scorer.shares)]]
+                replace(scorer, weight=w) for scorer in default_scorers(shares)]
             try:
                 ranks = gold_ranks(g.rank(eval_methods(g.base)[DEFAULT_METHOD[False]]), g.gold)
             finally:

@@ -97,9 +97,19 @@ def usage_shares(named: tuple[tuple[str, str], ...] = ()) -> Shares:
     return Shares(_normalise(systems), _normalise(methods), methodless / total)
 
 
+_TARGET: list = []  # [(the concepts frame, its Shares)]: one target per run
+
+
 def target_shares(concepts) -> Shares:
     """usage_shares for a target's concepts (a frame with `code` and what concept_axes reads):
-    its ranked codes under the components it gives them."""
+    its ranked codes under the components it gives them. Read once per frame: a ranking builds
+    its scorers anew for every settings (eval: 16), the target's frame stays the same object."""
+    if not _TARGET or _TARGET[0][0] is not concepts:
+        _TARGET[:] = [(concepts, _target_shares(concepts))]
+    return _TARGET[0][1]
+
+
+def _target_shares(concepts) -> Shares:
     ranked = set(_ranks())
     held = concepts[concepts["code"].isin(ranked)].drop_duplicates("code")
     named = ((code, concept_axes(row).component)
