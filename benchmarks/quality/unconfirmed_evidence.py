@@ -1,12 +1,14 @@
-"""Does the `evidence_unconfirmed` feature separate right from wrong top candidates better?
-Rule and outcome: benchmarks/results/confidence/RULE-unconfirmed.md.
+"""Does a confidence feature (`evidence_unconfirmed` unless --feature names another) separate right
+from wrong top candidates better? Rules and outcomes: benchmarks/results/confidence/RULE-unconfirmed.md,
+RULE-unconfirmed-labs.md, RULE-settled-share.md.
 
     python benchmarks/quality/unconfirmed_evidence.py -o benchmarks/results/confidence/unconfirmed-2026-11-26.json
     python benchmarks/quality/unconfirmed_evidence.py --labs -o benchmarks/results/confidence/unconfirmed-labs-2026-11-27.json
+    python benchmarks/quality/unconfirmed_evidence.py --labs --feature top_x_log_settled -o benchmarks/results/confidence/settled-share-2026-11-29.json
 
 --labs (RULE-unconfirmed-labs.md, once the lab priors were marked): the two lab dev lists pooled
 and cross-fitted, per list, seeds 0, 1, 2, and the two fresh lab lists scored by the calibrator
-fitted on both whole dev lists.
+fitted on both whole dev lists, and each dev list scored by the calibrator fitted on the other.
 
 Before = the same calibration without that feature (its column left out), after = with it; the
 same rankings on both sides (decide.calibrate.dev_list, a quarter of the gold hidden before
@@ -32,8 +34,14 @@ from codemap.decide.confidence import FEATURES, candidate_features, logistic  # 
 
 SEEDS = (0, 1, 2)
 FOLDS = 2
-NEW = FEATURES.index("evidence_unconfirmed")
-SIDES = {"before": [i for i in range(len(FEATURES)) if i != NEW], "after": list(range(len(FEATURES)))}
+SIDES: dict[str, list[int]] = {}  # side -> feature columns: set by sides_for()
+
+
+def sides_for(feature: str) -> dict[str, list[int]]:
+    """Before: every feature but `feature`; after: every feature. Features that came after it in
+    FEATURES are on both sides."""
+    new = FEATURES.index(feature)
+    return {"before": [i for i in range(len(FEATURES)) if i != new], "after": list(range(len(FEATURES)))}
 
 
 def drugs(seed: int) -> dict:
@@ -78,6 +86,10 @@ def labs_fresh(seed: int) -> dict:
         for d in fresh:
             got[f"{d.name}, fitted on both dev lists"] = dev_top_auroc(
                 d.dev, logistic(candidate_features(d.dev.found)[:, cols], **fitted))
+        for scored, other in (dev_lists, dev_lists[::-1]):
+            fitted = fit_logistic(candidate_features(other.dev.found)[:, cols], other.dev.labels)
+            got[f"{scored.name}, fitted on {other.name} alone"] = dev_top_auroc(
+                scored.dev, logistic(candidate_features(scored.dev.found)[:, cols], **fitted))
         out[side] = got
     return out
 
@@ -86,7 +98,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--labs", action="store_true", help="the lab lists, dev and fresh")
+    parser.add_argument("--feature", default="evidence_unconfirmed", choices=FEATURES,
+                        help="the feature measured: left out before, in after")
     args = parser.parse_args()
+    SIDES.update(sides_for(args.feature))
     if args.labs:
         runs = {f"seed {s}": labs_fresh(s) for s in SEEDS}
         runs["seed 0 drugs"] = drugs(0)
