@@ -91,22 +91,16 @@ def test_map_writes_explanations_and_hides_contradicted(tmp_path, shared_cache):
     assert not frame["target_name"].str.contains("Moles/volume").any()
 
 
-def test_eval_ranks_a_specimen_column_list_as_map_does(tmp_path, shared_cache):
-    """A list with a specimen column: map embeds each row's text with its specimen but reads the
-    text alone for the n-grams, pools and evidence; eval must rank the same way, or its figures
-    (and the calibrations fitted through it) describe another ranking than the one users get."""
+def _eval_ranks_as_map(tmp_path, shared_cache, header: str, lines: list[str]):
+    """Map a list through the CLI and rank it through eval: each row's top five, by item id,
+    and eval's rows."""
     import pandas as pd
 
     from codemap.config import EvalConfig
     from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries
 
-    source = tmp_path / "fluid.tsv"
-    lines = ["itemid\tlabel\tfluid\tloinc_code"]
-    for row in (DATA.parent.parent / "benchmarks" / "data" / "mimic_labs_fluid_dev.tsv").read_text(
-            encoding="utf-8").splitlines()[1:40]:
-        itemid, label, fluid, _, code = row.split("\t")
-        lines.append(f"{itemid}\t{label}\t{fluid}\t{code}")
-    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    source = tmp_path / "list.tsv"
+    source.write_text("\n".join([header, *lines]) + "\n", encoding="utf-8")
     out = tmp_path / "out.tsv"
     result = CliRunner().invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out),
                                       "-k", "5", "-q", "--cache-dir", str(shared_cache)])
@@ -116,8 +110,35 @@ def test_eval_ranks_a_specimen_column_list_as_map_does(tmp_path, shared_cache):
 
     g = gold_queries(EvalConfig(gold=source, target="LOINC", gold_col="loinc_code",
                                 progress=False, cache_dir=shared_cache))
-    assert g.rows[0]["specimen"] == "Blood" and "Blood" not in g.rows[0]["text"]
     found = g.rank(eval_methods(g.base, drugs=False)[DEFAULT_METHOD[False]]).sort_values(["query", "rank"])
     by_eval = {str(g.rows[q]["itemid"]): list(c)[:5] for q, c in found.groupby("query")["target_code"]}
+    return by_eval, {code: by_map[code] for code in by_eval}, g
+
+
+def test_eval_ranks_a_specimen_column_list_as_map_does(tmp_path, shared_cache):
+    """A list with a specimen column: map embeds each row's text with its specimen but reads the
+    text alone for the n-grams, pools and evidence; eval must rank the same way, or its figures
+    (and the calibrations fitted through it) describe another ranking than the one users get."""
+    lines = []
+    for row in (DATA.parent.parent / "benchmarks" / "data" / "mimic_labs_fluid_dev.tsv").read_text(
+            encoding="utf-8").splitlines()[1:40]:
+        itemid, label, fluid, _, code = row.split("\t")
+        lines.append(f"{itemid}\t{label}\t{fluid}\t{code}")
+    by_eval, by_map, g = _eval_ranks_as_map(tmp_path, shared_cache, "itemid\tlabel\tfluid\tloinc_code", lines)
+    assert g.rows[0]["specimen"] == "Blood" and "Blood" not in g.rows[0]["text"]
     assert len(by_eval) >= 20
-    assert by_eval == {code: by_map[code] for code in by_eval}
+    assert by_eval == by_map
+
+
+def test_eval_reads_the_lists_language_from_its_text_as_map_does(tmp_path, shared_cache):
+    """English aliases with a specimen column in Chinese ("WBC", "全血"): map reads the list's
+    language from the text alone (English here); eval read it from the text with the specimen
+    (Chinese), ranked the list cross-lingually, and reported 19 of 27 right where map gets 20."""
+    rows = (DATA.parent.parent / "benchmarks" / "data" / "taiwan_labs.tsv").read_text(
+        encoding="utf-8").splitlines()[1:]
+    lines = [f"{i}\t{alias}\t{specimen}\t{unit}\t{code}"
+             for i, (alias, _, specimen, unit, code) in enumerate(r.split("\t") for r in rows)]
+    by_eval, by_map, g = _eval_ranks_as_map(tmp_path, shared_cache,
+                                            "itemid\tlabel\tspecimen\tunit\tloinc_code", lines)
+    assert g.language.lang != "zh"
+    assert len(by_eval) == 27 and by_eval == by_map

@@ -4,7 +4,7 @@ RULE-unconfirmed-labs.md, RULE-settled-share.md.
 
     python benchmarks/quality/unconfirmed_evidence.py -o benchmarks/results/confidence/unconfirmed-2026-11-26.json
     python benchmarks/quality/unconfirmed_evidence.py --labs -o benchmarks/results/confidence/unconfirmed-labs-2026-11-27.json
-    python benchmarks/quality/unconfirmed_evidence.py --labs --feature top_x_log_settled -o benchmarks/results/confidence/settled-share-2026-11-29.json
+    python benchmarks/quality/unconfirmed_evidence.py --labs --feature top_x_log_settled -o benchmarks/results/confidence/settled-share-2026-11-29.json  (with settled-share.diff applied)
 
 --labs (RULE-unconfirmed-labs.md, once the lab priors were marked): the two lab dev lists pooled
 and cross-fitted, per list, seeds 0, 1, 2, and the two fresh lab lists scored by the calibrator

@@ -166,7 +166,7 @@ def gold_queries(config: EvalConfig) -> GoldQueries:
     ranking, language = Ranking.load(
         config.target, config.rank, vocab_filter=config.vocab_filter, store_dir=config.store_dir,
         encoder=config.encoder, cache_dir=config.cache_dir, index_config=config.index,
-        texts=[query_texts[i] for i in candidates], progress=config.progress)
+        texts=names, progress=config.progress)  # the language from every row's text, as map reads it
     known = set(ranking.vocab.concepts["code"])
     keep = [i for i in candidates if gold[i] & known]
     rows = [fields[i] for i in keep]
