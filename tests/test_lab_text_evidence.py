@@ -151,12 +151,15 @@ def test_text_scorers_agree_and_contradict_with_reasons():
 
 def test_usual_variant_priors_learned_from_ranks():
     """Urate is ordered mostly in serum/plasma: with no specimen stated, the serum code gets the
-    larger bonus; a text that names urine silences the prior."""
+    larger bonus; a text that names urine gives no bonus (the serum code's contradiction is the
+    specimen scorers' to bind)."""
     assert max(usual_systems("urate"), key=usual_systems("urate").get) == "serum or plasma"
     prior = UsualSpecimenScorer()
     bare = {"text": "Urate", "unit": "", "specimen": ""}
     assert prior.score(bare, _shipped("3084-1")).adjust > prior.score(bare, _shipped("3086-6")).adjust > 0
-    assert prior.for_row({**bare, "text": "Urate Ur"}) is None
+    urine = {**bare, "text": "Urate Ur"}
+    assert prior.score(urine, _shipped("3084-1")).adjust == 0
+    assert prior.score(urine, _shipped("3086-6")).adjust <= 0
     method = UsualMethodScorer()
     assert method.for_row({"text": "Neutrophils/leuk NFr Bld Auto"}) is None  # method named
     assert method.score(bare, _shipped("3084-1")).reason.startswith("no method stated")
@@ -206,6 +209,21 @@ def test_usual_specimen_tells_serum_from_whole_blood():
     prior, bare = UsualSpecimenScorer(), {"text": "Natrium", "unit": "", "specimen": ""}
     serum, blood = prior.score(bare, _shipped("2951-2")), prior.score(bare, _shipped("2947-0"))
     assert serum.adjust > 5 * blood.adjust and "serum or plasma" in serum.reason
+
+
+def test_a_stated_blood_group_lowers_the_less_usual_system():
+    """"Blood" states the blood group and leaves Serum or Plasma and Blood open: the whole-blood
+    potassium, ordered far less than the serum or plasma one, is lowered and says why; the
+    commonest is not touched, nor a code of another group (its contradiction binds elsewhere)."""
+    prior = UsualSpecimenScorer()
+    row = {"text": "Potassium", "unit": "", "specimen": "Blood"}
+    serum, blood = prior.score(row, _shipped("2823-3")), prior.score(row, _shipped("6298-4"))
+    assert serum.adjust == 0 and blood.adjust < -0.02
+    assert blood.reason.startswith("blood stated; blood is") and "serum or plasma" in blood.reason
+    assert prior.score({**row, "specimen": "Urine"}, _shipped("2823-3")).adjust == 0
+    # A component ordered in urine alone gets nothing either, so it does not gain on a component
+    # whose urine orders are split between two systems (RULE-3's loss).
+    assert prior.score({**row, "specimen": "Urine"}, _shipped("2756-5")).adjust == 0  # pH of Urine
 
 
 def test_component_backoff_groups_only_what_the_row_cannot_tell_apart():

@@ -157,8 +157,13 @@ class SpecimenScorer(_BoundScorer):
 
 @dataclass(frozen=True)
 class UsualSpecimenScorer(_BoundScorer):
-    """No specimen stated (column or text): prefer the component's usually ordered specimen,
-    in proportion to its share of the component's ranked ordering."""
+    """The component's usually ordered specimen. A row that states no specimen (column or text):
+    prefer each candidate in proportion to its system's share of the component's ranked
+    ordering. A row that states one: lower a candidate whose system fits the statement but is
+    less usual than the component's commonest fitting system, by the difference of the shares.
+    "Blood" or 血清/血漿 read as the blood group leaves Serum or Plasma and Blood open; only
+    variants of one component are compared, so a component ordered in one system alone is not
+    preferred over another (benchmarks/results/specimen-column/RULE-3.md, RULE-4.md)."""
 
     weight: float = 0.03
     name: str = "usual_specimen"
@@ -167,9 +172,11 @@ class UsualSpecimenScorer(_BoundScorer):
     shares: Shares | None = field(default=None, compare=False, hash=False)
 
     def for_row(self, row: Mapping[str, str]):
-        if _column_specimen(row) or _row_axes(row).group:
-            return None
-        return self._score
+        stated = column_specimen(row)
+        if not stated:
+            said = _row_axes(row)
+            stated = Specimen(said.group, said.qualifier) if said.group else Specimen()
+        return functools.partial(self._less_usual, stated) if stated else self._score
 
     def _score(self, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
@@ -180,6 +187,23 @@ class UsualSpecimenScorer(_BoundScorer):
             return NO_EVIDENCE
         return Evidence(self.weight * share, f"no specimen stated; {system} is "
                                              f"{share:.0%} of {axes.component} orders ~")
+
+    def _less_usual(self, stated: Specimen, concept: Mapping[str, object]) -> Evidence:
+        axes = _loinc_axes(concept)
+        system = long_name_system(concept) if axes is not None else ""
+        if not system or stated.contradicted_by(system_specimen_of(system)):
+            return NO_EVIDENCE  # a contradiction is the specimen scorers' to bind
+        usual = (self.shares or usage_shares()).usual_systems(axes.component)
+        fitting = {s: v for s, v in usual.items() if not stated.contradicted_by(system_specimen_of(s))}
+        if not fitting:
+            return NO_EVIDENCE
+        commonest = max(fitting, key=lambda s: (fitting[s], s))
+        share = fitting.get(system, 0.0)
+        if system == commonest or share >= fitting[commonest]:
+            return NO_EVIDENCE
+        return Evidence(self.weight * (share - fitting[commonest]),
+                        f"{stated.shown()} stated; {system} is {share:.0%} of {axes.component} orders, "
+                        f"{commonest} {fitting[commonest]:.0%} ~")
 
 
 @dataclass(frozen=True)
