@@ -161,9 +161,9 @@ class UsualSpecimenScorer(_BoundScorer):
     prefer each candidate in proportion to its system's share of the component's ranked
     ordering. A row that states one: lower a candidate whose system fits the statement but is
     less usual than the component's commonest fitting system, by the difference of the shares.
-    "Blood" or 血清/血漿 read as the blood group leaves Serum or Plasma and Blood open; only
-    variants of one component are compared, so a component ordered in one system alone is not
-    preferred over another (benchmarks/results/specimen-column/RULE-3.md, RULE-4.md)."""
+    "Blood" states the blood group and leaves Serum or Plasma and Blood open; only variants of
+    one component are compared, so a component ordered in one system alone is not preferred
+    over another (benchmarks/results/specimen-column/RULE-3.md, RULE-4.md)."""
 
     weight: float = 0.03
     name: str = "usual_specimen"
