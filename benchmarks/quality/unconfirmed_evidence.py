@@ -34,14 +34,14 @@ from codemap.decide.confidence import FEATURES, candidate_features, logistic  # 
 
 SEEDS = (0, 1, 2)
 FOLDS = 2
-SIDES: dict[str, list[int]] = {}  # side -> feature columns: set by sides_for()
-
-
 def sides_for(feature: str) -> dict[str, list[int]]:
     """Before: every feature but `feature`; after: every feature. Features that came after it in
     FEATURES are on both sides."""
     new = FEATURES.index(feature)
     return {"before": [i for i in range(len(FEATURES)) if i != new], "after": list(range(len(FEATURES)))}
+
+
+SIDES = sides_for("evidence_unconfirmed")  # side -> feature columns; main() sets --feature's
 
 
 def drugs(seed: int) -> dict:

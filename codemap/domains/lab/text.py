@@ -172,10 +172,9 @@ class UsualSpecimenScorer(_BoundScorer):
     shares: Shares | None = field(default=None, compare=False, hash=False)
 
     def for_row(self, row: Mapping[str, str]):
-        stated = column_specimen(row)
-        if not stated:
-            said = _row_axes(row)
-            stated = Specimen(said.group, said.qualifier) if said.group else Specimen()
+        # The column where the row has one, as the specimen scorers read it (text_specimen
+        # leaves a specimen the column states to the column's scorer).
+        stated = column_specimen(row) or AXES["text_specimen"].text(_row_axes(row))
         return functools.partial(self._less_usual, stated) if stated else self._score
 
     def _score(self, concept: Mapping[str, object]) -> Evidence:
@@ -199,7 +198,7 @@ class UsualSpecimenScorer(_BoundScorer):
             return NO_EVIDENCE
         commonest = max(fitting, key=lambda s: (fitting[s], s))
         share = fitting.get(system, 0.0)
-        if system == commonest or share >= fitting[commonest]:
+        if share >= fitting[commonest]:  # the commonest fitting system, or one as common
             return NO_EVIDENCE
         return Evidence(self.weight * (share - fitting[commonest]),
                         f"{stated.shown()} stated; {system} is {share:.0%} of {axes.component} orders, "
