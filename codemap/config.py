@@ -176,6 +176,11 @@ class RankConfig:
     # code the US list counted (UsageScorer.ties_only;
     # benchmarks/results/lab-text/RULE-crosslingual-twins.md).
     usage_evidence: bool = True
+    # The share of the usage prior's weight a list keeps when it is in another language than the
+    # target's names (codemap.rank.prepare.ranking_for puts it in `usage_share`); 0: only the
+    # mass/moles tie-break (benchmarks/results/crosslingual-usage/RULE.md).
+    crosslingual_usage_share: float = 0.0
+    usage_share: float = 1.0  # the share this ranking applies (set by ranking_for)
     # The units the list's lab reports in where a row states none: "us" (mass, mg/dL: the codes
     # LOINC's US list counted) or "si" (moles, mmol/L: their molar twins of the SI list). It
     # decides only the exact tie of twins a row does not tell apart (UsageScorer.borrowed_hair);

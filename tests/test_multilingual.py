@@ -218,3 +218,35 @@ def test_fusion_leans_on_the_encoder_only_across_languages_with_a_multilingual_m
     names = ["Kalium im Serum", "Natrium im Urin", "Glukose im Blut"] * 10
     assert names_language(names, ["de"] * 30) == "de"
     assert names_language(names, [""] * 30) == "de"  # untagged: detected from the names
+
+
+def test_a_list_across_languages_keeps_its_share_of_the_usage_prior(tmp_path):
+    """Across languages the LOINC usage prior keeps `crosslingual_usage_share` of its weight
+    (benchmarks/results/crosslingual-usage/RULE.md); at 0 only the mass/moles tie-break is left.
+    A list in the target's language keeps the whole prior."""
+    from dataclasses import replace
+
+    from codemap.config import RankConfig
+    from codemap.domains.lab.commonness import UsageScorer
+    from codemap.domains.lab.text import lab_scorers
+    from codemap.embed.manifest import ModelInfo
+    from codemap.rank import ranking_for
+
+    multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
+    usage = lambda rank: next(s for s in lab_scorers(usage=rank.usage_evidence,
+                                                     usage_share=rank.usage_share)
+                              if s.name == "usage")
+    off = ranking_for(replace(RankConfig(), crosslingual_usage_share=0.0), "lab", multi, "nl", "en")
+    assert not off.usage_evidence and usage(off).ties_only
+    half = ranking_for(replace(RankConfig(), crosslingual_usage_share=0.5), "lab", multi, "nl", "en")
+    assert half.usage_evidence and not usage(half).ties_only
+    assert usage(half).weight == UsageScorer.weight / 2
+    same = ranking_for(replace(RankConfig(), crosslingual_usage_share=0.5), "lab", multi, "en", "en")
+    assert same.usage_share == 1.0 and usage(same).weight == UsageScorer.weight
+    # an ablation that turns the prior off keeps it off across languages too
+    ablated = replace(RankConfig(), usage_evidence=False, crosslingual_usage_share=0.5)
+    assert not ranking_for(ablated, "lab", multi, "nl", "en").usage_evidence
+    # the prior's bonus at half weight is half the whole prior's, for a ranked code
+    concept = {"code": "2951-2", "rank": 10}
+    whole = usage(same).score_concept(concept).adjust
+    assert whole > 0 and usage(half).score_concept(concept).adjust == pytest.approx(whole / 2)

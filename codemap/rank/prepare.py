@@ -43,8 +43,9 @@ def ranking_for(config: RankConfig, domain: str, model: ModelInfo, source_lang: 
         return config if weight is None else replace(config, encoder_weight=weight)
     config = replace(config, complete_words=False, crosslingual_from=source_lang)
     if model.multilingual():
+        share = config.crosslingual_usage_share
         return replace(config, encoder_weight=config.crosslingual_encoder_weight,
-                       usage_evidence=False)
+                       usage_evidence=config.usage_evidence and share > 0, usage_share=share)
     return config
 
 

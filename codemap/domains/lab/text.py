@@ -291,11 +291,13 @@ def usual_scorers(shares: Shares | None = None) -> list:
 
 
 def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True,
-                si: bool = False, shares: Shares | None = None) -> list:
+                si: bool = False, shares: Shares | None = None, usage_share: float = 1.0) -> list:
     """The lab evidence scorers less those named in `off` (codemap eval's ablations). Without
-    `usage` (across languages: codemap.rank.prepare.ranking_for) the usage scorer still breaks
-    exact mass/moles ties (UsageScorer.ties_only); `si`: towards the molar twin (--unit-system)."""
+    `usage` the usage scorer still breaks exact mass/moles ties (UsageScorer.ties_only); with it,
+    its bonus at `usage_share` of its weight (across languages: codemap.rank.prepare.ranking_for);
+    `si`: towards the molar twin (--unit-system)."""
+    usage_scorer = UsageScorer(weight=UsageScorer.weight * usage_share, ties_only=not usage, si=si)
     scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(), CategoryScorer(),
-               UsageScorer(ties_only=not usage, si=si), *text_scorers(), *usual_scorers(shares),
+               usage_scorer, *text_scorers(), *usual_scorers(shares),
                ComponentBackoff())
     return [s for s in scorers if s.name not in off]
