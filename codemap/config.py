@@ -181,6 +181,9 @@ class RankConfig:
     # mass/moles tie-break (benchmarks/results/crosslingual-usage/RULE.md).
     crosslingual_usage_share: float = 0.0
     usage_share: float = 1.0  # the share this ranking applies (set by ranking_for)
+    # Across languages, the prior only for rows that state no axis (specimen, property, timing,
+    # method), the others keeping the tie-break (benchmarks/results/crosslingual-usage/RULE-2.md).
+    usage_open_rows_only: bool = False
     # The units the list's lab reports in where a row states none: "us" (mass, mg/dL: the codes
     # LOINC's US list counted) or "si" (moles, mmol/L: their molar twins of the SI list). It
     # decides only the exact tie of twins a row does not tell apart (UsageScorer.borrowed_hair);

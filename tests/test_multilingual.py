@@ -250,3 +250,20 @@ def test_a_list_across_languages_keeps_its_share_of_the_usage_prior(tmp_path):
     concept = {"code": "2951-2", "rank": 10}
     whole = usage(same).score_concept(concept).adjust
     assert whole > 0 and usage(half).score_concept(concept).adjust == pytest.approx(whole / 2)
+
+
+def test_the_open_rows_form_gives_the_prior_only_to_a_row_that_states_no_axis():
+    """RULE-2 (benchmarks/results/crosslingual-usage/): a row that names only its analyte leans on
+    the commonest code; one that states a specimen (text or column), property, timing or method
+    keeps the mass/moles tie-break alone."""
+    from codemap.domains.lab.text import lab_scorers, states_an_axis
+
+    usage = next(s for s in lab_scorers(usage_share=0.5, open_rows_only=True) if s.name == "usage")
+    creatinine = {"code": "2160-0", "rank": 5}
+    assert not states_an_axis({"text": "Kreatinin"})
+    assert states_an_axis({"text": "Kreatinin im Serum"})
+    assert states_an_axis({"text": "Creatinine", "specimen": "Urine"})
+    assert usage.score({"text": "Kreatinin"}, creatinine).adjust > 0
+    assert usage.score({"text": "Kreatinin im Serum"}, creatinine).adjust == 0
+    everyone = next(s for s in lab_scorers(usage_share=0.5) if s.name == "usage")
+    assert everyone.score({"text": "Kreatinin im Serum"}, creatinine).adjust > 0

@@ -19,8 +19,8 @@ import functools
 from collections import defaultdict
 
 import math
-from dataclasses import dataclass
-from typing import Mapping
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping
 
 from ..evidence import NO_EVIDENCE, Evidence
 from .loinc import concept_axes, is_loinc_code, long_name_system, ranked_codes
@@ -152,13 +152,18 @@ class UsageScorer:
     # goes to the molar twin. The calibrations' ranking key leaves it out: a hair moves no
     # confidence feature but the order of an exact tie.
     si: bool = False
+    # Given: the prior's bonus only for rows this says state no axis; a row that states one keeps
+    # the tie-break alone (across languages: benchmarks/results/crosslingual-usage/RULE-2.md).
+    states_an_axis: Callable[[Mapping[str, str]], bool] | None = None
     name: str = "usage"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
-        return self.score_concept(concept)
+        return self.for_row(row)(concept)
 
     def for_row(self, row: Mapping[str, str]):
-        return self.score_concept  # the same for every row
+        if self.states_an_axis is not None and not self.ties_only and self.states_an_axis(row):
+            return replace(self, ties_only=True).score_concept
+        return self.score_concept
 
     def score_concept(self, concept: Mapping[str, object]) -> Evidence:
         try:

@@ -46,6 +46,13 @@ def _row_axes(row: Mapping[str, str]) -> Axes:
     return text_axes(str(row.get("text", "") or ""))
 
 
+def states_an_axis(row: Mapping[str, str]) -> bool:
+    """Whether the row states a specimen, property, timing or method (AXES), in its text or in a
+    column the lab domain reads."""
+    axes = _row_axes(row)
+    return any(axis.column(row) or axis.text(axes) for axis in AXES.values())
+
+
 def column_specimen(row: Mapping[str, str]) -> Specimen:
     """The specimen the row's specimen column states ("Arterial blood", "Urin", "CSF")."""
     return text_specimen(fold(str(row.get("specimen", "") or "")))
@@ -291,12 +298,15 @@ def usual_scorers(shares: Shares | None = None) -> list:
 
 
 def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True,
-                si: bool = False, shares: Shares | None = None, usage_share: float = 1.0) -> list:
+                si: bool = False, shares: Shares | None = None, usage_share: float = 1.0,
+                open_rows_only: bool = False) -> list:
     """The lab evidence scorers less those named in `off` (codemap eval's ablations). Without
     `usage` the usage scorer still breaks exact mass/moles ties (UsageScorer.ties_only); with it,
-    its bonus at `usage_share` of its weight (across languages: codemap.rank.prepare.ranking_for);
-    `si`: towards the molar twin (--unit-system)."""
-    usage_scorer = UsageScorer(weight=UsageScorer.weight * usage_share, ties_only=not usage, si=si)
+    its bonus at `usage_share` of its weight (across languages: codemap.rank.prepare.ranking_for),
+    with `open_rows_only` only for rows that state no axis; `si`: towards the molar twin
+    (--unit-system)."""
+    usage_scorer = UsageScorer(weight=UsageScorer.weight * usage_share, ties_only=not usage, si=si,
+                               states_an_axis=states_an_axis if open_rows_only else None)
     scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(), CategoryScorer(),
                usage_scorer, *text_scorers(), *usual_scorers(shares),
                ComponentBackoff())
