@@ -34,9 +34,11 @@ def ranking_for(config: RankConfig, domain: str, model: ModelInfo, source_lang: 
     would become an English word; ICD-10-GM → ICD-10-CM acc@1 0.827 with it, 0.930 without:
     benchmarks/results/fusion/RULE-crosslingual-completion.md). With a multilingual model the
     encoder then also gets the cross-lingual weight, and the usage prior (LOINC common test rank)
-    is off: its bonus was sized against the same-language fusion's score spread, and on the
-    nearly flat cross-lingual scores of multilingual-e5 it outweighs the names (German LOINC set:
-    acc@1 0.817 without it, 0.713 with).
+    keeps `crosslingual_usage_share` of its weight, 0 as shipped: its bonus was sized against the
+    same-language fusion's score spread, and on the nearly flat cross-lingual scores of
+    multilingual-e5 it outweighed the names (German LOINC set: acc@1 0.817 without it, 0.713
+    with); with coder-multilingual it helps label lists and costs LOINC long names
+    (benchmarks/results/crosslingual-usage/).
     """
     if not (source_lang and target_lang and source_lang != target_lang):
         weight = model.encoder_weight(domain) if config.model_weights else None
