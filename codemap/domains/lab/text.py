@@ -46,11 +46,16 @@ def _row_axes(row: Mapping[str, str]) -> Axes:
     return text_axes(str(row.get("text", "") or ""))
 
 
+def stated_axes(row: Mapping[str, str]) -> tuple[bool, bool, bool, bool]:
+    """Whether the row states its specimen, property, timing and method (AXES' order), in its
+    text or in a column the lab domain reads."""
+    said = _row_axes(row)
+    return (bool(said.group) or _column_specimen(row), bool(said.properties) or _column_unit(row),
+            bool(said.timing), bool(said.methods))
+
+
 def states_an_axis(row: Mapping[str, str]) -> bool:
-    """Whether the row states a specimen, property, timing or method (AXES), in its text or in a
-    column the lab domain reads."""
-    axes = _row_axes(row)
-    return any(axis.column(row) or axis.text(axes) for axis in AXES.values())
+    return any(stated_axes(row))
 
 
 def column_specimen(row: Mapping[str, str]) -> Specimen:
@@ -264,10 +269,7 @@ class ComponentBackoff(_BoundScorer):
         return None
 
     def sibling_key(self, row: Mapping[str, str]):
-        said = _row_axes(row)
-        stated = (bool(said.group) or _column_specimen(row), bool(said.properties) or _column_unit(row),
-                  bool(said.timing), bool(said.methods))
-        return functools.partial(self._key, stated)
+        return functools.partial(self._key, stated_axes(row))
 
     @staticmethod
     def _key(stated: tuple, concept: Mapping[str, object]) -> tuple | None:
