@@ -88,10 +88,19 @@ CROSSLINGUAL = {
 # The lab sets against ~16k LOINC codes named by their English short names alone, in a table
 # under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from
 # ../shared/data/loinc-shortnames, which the repository does not ship).
-_LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM}
+# Lab lists of two Python packages (recipes/build_package_lab_lists.py, first read 2026-11-30,
+# scored once: benchmarks/results/package-labs/FRESH.md): a simulator's everyday aliases ("Plt",
+# "T Bil"), the Japanese national code table's names of the same tests, and a unit library's
+# analytes with specimen and conventional unit.
+PACKAGE_LABS = {
+    "clinosim_aliases": (DATA / "clinosim_labs.tsv", "LOINC", "loinc_code", ("alias",)),
+    "clinosim_ja": (DATA / "clinosim_labs_ja.tsv", "LOINC", "loinc_code", ("name_ja",)),
+    "labunits": (DATA / "labunits_labs.tsv", "LOINC", "loinc_code", ()),
+}
+_LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM, **PACKAGE_LABS}
 SHORT_16K = {f"{name}_16k": (_LAB_LISTS[name][0], "short-16k", "loinc_code", _LAB_LISTS[name][3])
              for name in ("labs_fluid", "labs_nofluid", "german_labs", "labs_nofluid_fresh",
-                          "german_labs_fresh", "amsterdam_dev", "amsterdam_fresh")}
+                          "german_labs_fresh", "amsterdam_dev", "amsterdam_fresh", *PACKAGE_LABS)}
 # German long common names of 400 codes drawn evenly from the 16k table (most outside the
 # Top 2000 the tool ships), against it: what the short-name-table steps do beyond common codes.
 SHORT_16K["loinc_de_16k"] = ("german-16k", "short-16k", "loinc_code", ("name",))
