@@ -76,6 +76,10 @@ CROSSLINGUAL = {
     "icd10gm_de": (DATA / "icd10gm_de.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
     "cie10_es": (DATA / "cie10_es.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
     "icd10_zh": (DATA / "icd10_zh.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    # The WHO ICD-10 Japanese titles of the same held-out codes, halved by code (recipes/
+    # build_icd10_zh.py ja, made 2026-11-30): the Japanese dictionary reading is decided on dev.
+    "icd10_ja_dev": (DATA / "icd10_ja_dev.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    "icd10_ja_fresh": (DATA / "icd10_ja_fresh.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
     # 27 common hospital lab report names each, written by hand with their LOINC codes (mass and
     # moles twins both right), against the built-in LOINC: smoke lists, not dev set kinds.
     "hospital_labels_de": (DATA / "hospital_labels_de.tsv", "LOINC", "loinc_code", ("label",)),

@@ -27,8 +27,8 @@ def model_cache_dir(cache_dir: Path) -> Path:
 
 BLOCK_ROWS = 50_000  # source rows mapped and kept per block by a streamed (local) run
 # Languages whose words codemap can gloss in English from a bilingual dictionary
-# (codemap.readings.glosses: CC-CEDICT for Chinese).
-DICTIONARY_LANGUAGES = ("zh",)
+# (codemap.readings.glosses: CC-CEDICT for Chinese, JMdict for Japanese).
+DICTIONARY_LANGUAGES = ("zh", "ja")
 
 
 @dataclass(frozen=True)

