@@ -20,7 +20,7 @@ def test_listed_file_has_its_text_columns(path, cols):
 @pytest.mark.parametrize("stem,col", [("hpo_lay", "lay_phrase"), ("icd10pcs_short", "short_name"),
                                       ("mimic_labs_nofluid", "label"),
                                       ("ohdsi_mimic_drugs", "local_drug_string"),
-                                      ("german_lab_labels", "label")])
+                                      ("german_lab_labels", "label"), ("icd10_ja", "name")])
 def test_dev_and_fresh_are_disjoint_and_listed(stem, col):
     parts = {}
     for name in ("dev", "fresh"):

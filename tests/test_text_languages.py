@@ -328,6 +328,37 @@ def test_chinese_words_are_glossed_in_the_targets_sense(tmp_path):
     assert "hemoglobin" not in (second_reader(target, off) or str)("血红蛋白")
 
 
+def test_japanese_words_are_glossed_through_the_shipped_jmdict_table(tmp_path):
+    """A Japanese list against names in another language: its runs of kanji and kana are cut into
+    JMdict words (katakana loanwords included) and glossed in the target's sense; one kana alone
+    is no word; Chinese keeps its own dictionary."""
+    from codemap.config import RankConfig
+    from codemap.embed.manifest import ModelInfo
+    from codemap.rank import ranking_for
+    from codemap.readings.glosses import gloss_reader, japanese_dictionary, words_of
+
+    loinc = builtin_loinc()
+    read = gloss_reader(loinc, "ja")
+    assert read("カリウム") == "カリウム potassium"
+    assert read("血清カリウム") == "血清カリウム serum potassium"
+    assert words_of("血清カリウム", japanese_dictionary(), "ja") == ["血清", "カリウム"]
+    assert not any(len(word) == 1 and "\u3040" <= word <= "\u30ff" for word in japanese_dictionary())
+    assert gloss_reader(loinc, "zh")("血清钾") == "血清钾 serum potassium"
+    multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
+    assert ranking_for(RankConfig(), "lab", multi, "ja", "en").reads_glosses
+
+
+def test_cli_maps_a_japanese_list_through_its_words_glosses(shared_cache, tmp_path):
+    """Japanese lab names against the built-in LOINC through the real CLI: the list is read as
+    Japanese and its words' English glosses are a second reading the explanation names."""
+    result, _, top = map_rows(shared_cache, tmp_path, "A,血清カリウム\nB,ヘモグロビン\nC,アルブミン\n")
+    assert "language ja" in result.output
+    assert top.loc["A", "target_code"] == "2823-3"  # potassium, serum or plasma
+    assert top.loc["B", "target_code"] == "718-7"  # hemoglobin in blood
+    assert top.loc["C", "target_code"] == "1751-7"  # albumin, serum or plasma
+    assert "'血清カリウム serum potassium'" in top.loc["A", "explanation"]
+
+
 def test_cli_maps_a_chinese_list_through_its_words_glosses(shared_cache, tmp_path):
     """A Chinese list against the built-in LOINC (English and German names): its words' English
     glosses are a second reading, and the explanation says so."""
