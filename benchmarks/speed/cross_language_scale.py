@@ -9,7 +9,10 @@ seconds; each path's index is built once into its own fresh cache (the first set
     python benchmarks/speed/cross_language_scale.py OUT.json [SET,SET…] [PATH,PATH…]
 
 SET: the dev sets (default) or the fresh ones (icd10gm_de_fresh, cie10_es_fresh), scored once
-under benchmarks/results/cross-language-scale/RULE.md. PATH: fp32, auto (default both).
+under benchmarks/results/cross-language-scale/RULE.md; icd10_ja_dev and icd10_ja_fresh for the
+Japanese dictionary reading (benchmarks/results/crosslingual/RULE-japanese-glosses.md).
+PATH: fp32, auto (default both). With CODEMAP_GLOSS_LANGUAGES=zh the Japanese reading is off
+(the reading's large-target check, run beside the default).
 """
 from __future__ import annotations
 
@@ -31,14 +34,21 @@ from codemap.evaluate.gold import DEFAULT_METHOD, eval_methods, gold_queries  # 
 from codemap.evaluate.metrics import gold_ranks, score_ranks  # noqa: E402
 
 ARGS = positional(__doc__, 1)
+if "CODEMAP_GLOSS_LANGUAGES" in os.environ:  # the languages read through a dictionary, for a before run
+    import codemap.config
+    import codemap.readings.glosses
+    codemap.config.DICTIONARY_LANGUAGES = codemap.readings.glosses.DICTIONARY_LANGUAGES = tuple(
+        os.environ["CODEMAP_GLOSS_LANGUAGES"].split(","))
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 DATA = sets.DATA
 os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache" / "codemap" / "models"))
 SETS = {"icd10gm_de": (DATA / "icd10gm_de.tsv", "name"), "cie10_es": (DATA / "cie10_es.tsv", "name"),
         "icd10_zh": (DATA / "icd10_zh.tsv", "name"),
-        "icd_inclusion": (DATA / "icd10cm_inclusion_dev.tsv", "term")}
+        "icd_inclusion": (DATA / "icd10cm_inclusion_dev.tsv", "term"),
+        "icd10_ja_dev": (DATA / "icd10_ja_dev.tsv", "name")}
 FRESH = {"icd10gm_de_fresh": (DATA / "icd10gm_de_fresh.tsv", "name"),
-         "cie10_es_fresh": (DATA / "cie10_es_fresh.tsv", "name")}
+         "cie10_es_fresh": (DATA / "cie10_es_fresh.tsv", "name"),
+         "icd10_ja_fresh": (DATA / "icd10_ja_fresh.tsv", "name")}
 PATHS = {"fp32": EncoderConfig(backend="onnx"), "auto": EncoderConfig()}
 SHOWN = ("encoder", "lexical")
 
