@@ -53,7 +53,7 @@ def dictionary(lang: str = "zh") -> dict[str, tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=1)
 def japanese_dictionary() -> dict[str, tuple[str, ...]]:
-    """Japanese word (kanji form, or kana where JMdict gives no kanji) → its clinical English
+    """Japanese word (any kanji form or kana reading JMdict gives) → its clinical English
     glosses, as shipped (recipes/build_japanese_glosses.py); parenthesised qualifiers dropped as
     for CC-CEDICT."""
     table = resources.files("codemap.data") / "glosses" / "jmdict_ja_en.tsv.gz"
