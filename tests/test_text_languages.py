@@ -335,6 +335,7 @@ def test_japanese_words_are_glossed_through_the_shipped_jmdict_table(tmp_path):
     from codemap.config import RankConfig
     from codemap.embed.manifest import ModelInfo
     from codemap.rank import ranking_for
+    from codemap.read.language import detect_language
     from codemap.readings.glosses import gloss_reader, japanese_dictionary, words_of
 
     loinc = builtin_loinc()
@@ -344,6 +345,9 @@ def test_japanese_words_are_glossed_through_the_shipped_jmdict_table(tmp_path):
     assert words_of("血清カリウム", japanese_dictionary(), "ja") == ["血清", "カリウム"]
     assert not any(len(word) == 1 and "\u3040" <= word <= "\u30ff" for word in japanese_dictionary())
     assert gloss_reader(loinc, "zh")("血清钾") == "血清钾 serum potassium"
+    # Half-width katakana, as older Japanese lab systems write it: the same words, and Japanese.
+    assert read("血清ｶﾘｳﾑ") == "血清ｶﾘｳﾑ serum potassium"
+    assert detect_language(["ｶﾘｳﾑ", "ﾅﾄﾘｳﾑ", "ｸﾚｱﾁﾆﾝ"]).lang == "ja"
     multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
     assert ranking_for(RankConfig(), "lab", multi, "ja", "en").reads_glosses
 

@@ -15,6 +15,7 @@ other words is written in no language in particular, and its language is left un
 from __future__ import annotations
 
 import functools
+import unicodedata
 from dataclasses import dataclass
 
 from .normalize import LETTERS
@@ -66,6 +67,9 @@ def language_words(text: str, neutral: frozenset[str] = frozenset()) -> tuple[li
     """(the words of `text` that carry a language, how many words it has): a word is a token
     between spaces with a letter; one with a digit ("500mg") carries none, nor one whose letter
     runs are all `neutral` ("gastro-resistant" where both halves are)."""
+    # NFKC first: Japanese systems often write half-width katakana ("ｶﾘｳﾑ"), which the identifier
+    # reads as Chinese, and full-width Latin letters ("ＣＲＰ").
+    text = unicodedata.normalize("NFKC", text)
     tokens = [t for t in text.split() if LETTERS.search(t) and not any(c.isdigit() for c in t)]
     return [t for t in tokens if any(r.lower() not in neutral for r in LETTERS.findall(t))], len(tokens)
 

@@ -24,6 +24,7 @@ import functools
 import gzip
 import logging
 import re
+import unicodedata
 from importlib import resources
 from typing import Callable
 
@@ -154,7 +155,8 @@ def gloss_reader(vocab, lang: str) -> Callable[[str], str] | None:
 
     def read(text: str) -> str:
         added: list[str] = []
-        for word in words_of(text, known, lang):
+        # Cut the NFKC form: half-width katakana ("ｶﾘｳﾑ") is the dictionary's full-width word.
+        for word in words_of(unicodedata.normalize("NFKC", text), known, lang):
             if word not in chosen:
                 chosen[word] = gloss(known[word], words)
             added += chosen[word]
