@@ -80,6 +80,11 @@ CROSSLINGUAL = {
     # build_icd10_zh.py ja, made 2026-11-30): the Japanese dictionary reading is decided on dev.
     "icd10_ja_dev": (DATA / "icd10_ja_dev.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
     "icd10_ja_fresh": (DATA / "icd10_ja_fresh.tsv", str(DATA / "icd10cm_en_target.csv"), "icd10_code", ("name",)),
+    # French, Vietnamese and Portuguese titles of the same codes, halved likewise (made 2026-11-30;
+    # only the dev halves were ranked, to see where a reading is needed next).
+    **{f"icd10_{lang}_{part}": (DATA / f"icd10_{lang}_{part}.tsv", str(DATA / "icd10cm_en_target.csv"),
+                                "icd10_code", ("name",))
+       for lang in ("fr", "vi", "pt") for part in ("dev", "fresh")},
     # 27 common hospital lab report names each, written by hand with their LOINC codes (mass and
     # moles twins both right), against the built-in LOINC: smoke lists, not dev set kinds.
     "hospital_labels_de": (DATA / "hospital_labels_de.tsv", "LOINC", "loinc_code", ("label",)),
