@@ -94,9 +94,6 @@ CROSSLINGUAL = {
     # built the specimen reading: a check of that reading, not a fresh figure.
     "stated_specimen_en": (DATA / "stated_specimen_en.tsv", "LOINC", "loinc_code", ("label",)),
 }
-# The lab sets against ~16k LOINC codes named by their English short names alone, in a table
-# under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from
-# ../shared/data/loinc-shortnames, which the repository does not ship).
 # Lab lists of two Python packages (recipes/build_package_lab_lists.py, first read 2026-11-30,
 # scored once: benchmarks/results/package-labs/FRESH.md): a simulator's everyday aliases ("Plt",
 # "T Bil"), the Japanese national code table's names of the same tests, and a unit library's
@@ -107,6 +104,9 @@ PACKAGE_LABS = {
     "labunits": (DATA / "labunits_labs.tsv", "LOINC", "loinc_code", ()),
 }
 _LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM, **PACKAGE_LABS}
+# The lab sets against ~16k LOINC codes named by their English short names alone, in a table
+# under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from
+# ../shared/data/loinc-shortnames, which the repository does not ship).
 SHORT_16K = {f"{name}_16k": (_LAB_LISTS[name][0], "short-16k", "loinc_code", _LAB_LISTS[name][3])
              for name in ("labs_fluid", "labs_nofluid", "german_labs", "labs_nofluid_fresh",
                           "german_labs_fresh", "amsterdam_dev", "amsterdam_fresh", *PACKAGE_LABS)}
