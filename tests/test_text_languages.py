@@ -336,7 +336,8 @@ def test_japanese_words_are_glossed_through_the_shipped_jmdict_table(tmp_path):
     from codemap.embed.manifest import ModelInfo
     from codemap.rank import ranking_for
     from codemap.read.language import detect_language
-    from codemap.readings.glosses import gloss_reader, japanese_dictionary, words_of
+    from codemap.config import DICTIONARY_LANGUAGES
+    from codemap.readings.glosses import SCRIPTS, gloss_reader, japanese_dictionary, words_of
 
     loinc = builtin_loinc()
     read = gloss_reader(loinc, "ja")
@@ -350,6 +351,7 @@ def test_japanese_words_are_glossed_through_the_shipped_jmdict_table(tmp_path):
     assert detect_language(["ｶﾘｳﾑ", "ﾅﾄﾘｳﾑ", "ｸﾚｱﾁﾆﾝ"]).lang == "ja"
     multi = ModelInfo("m", tmp_path, extra={"multilingual": True})
     assert ranking_for(RankConfig(), "lab", multi, "ja", "en").reads_glosses
+    assert set(DICTIONARY_LANGUAGES) == set(SCRIPTS)  # every language read has its dictionary
 
 
 def test_cli_maps_a_japanese_list_through_its_words_glosses(shared_cache, tmp_path):

@@ -25,12 +25,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/quality: settled_share_kinds
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets
 
-import settled_share_kinds as kinds  # noqa: E402  (ranked: a list as calibrate ranks it)
-from codemap.decide.calibrate import (cross_fit, dev_top_auroc, fit_logistic, pooled,  # noqa: E402
+import settled_share_kinds as kinds  # noqa: E402  (ranked, scored: a list as calibrate ranks and scores it)
+from codemap.decide.calibrate import (cross_fitted, dev_top_auroc, fit_logistic,  # noqa: E402
                                       precision_curve)
-from codemap.decide.confidence import candidate_features, logistic  # noqa: E402
 from codemap.domains.lab import component_from_name  # noqa: E402
-from codemap.rank.candidates import capped, precision_lower_bound, threshold_at  # noqa: E402
+from codemap.rank.candidates import precision_lower_bound, threshold_at  # noqa: E402
 
 CALIBRATE = importlib.import_module("codemap.decide.calibrate")  # the package exports a function of that name
 FORMS = {"gold alone (shipped)": 0.0, "analyte whole for 43 %": 0.43, "analyte whole": 1.0}
@@ -54,20 +53,13 @@ def analyte_hiding(share: float, seed: int):
 
 
 def measured(lists, every_gold) -> dict:
-    dev, weights, folds = pooled(lists, 2, 0)
-    x = candidate_features(dev.found)
-    queries = dev.found["query"].to_numpy()
-    oof = capped(cross_fit(x, dev.labels, folds[queries], int(folds.max()) + 1, weights), dev.found)
+    dev, weights, _, x, oof = cross_fitted(lists, 2, 0)
     top = dev.found["rank"].to_numpy() == 1
     curve = precision_curve(oof[top], dev.labels[top])
     threshold = threshold_at(curve, 0.95)
     bound, count = max((precision_lower_bound(p, k), k) for _, p, k in curve if k >= 10)
-    fit = fit_logistic(x, dev.labels, weights)
-    approved = {}
-    for d in every_gold:
-        conf = capped(logistic(candidate_features(d.dev.found), **fit), d.dev.found)
-        first = d.dev.found["rank"].to_numpy() == 1
-        approved[d.name] = float(np.mean(conf[first] >= threshold)) if threshold is not None else 0.0
+    fit, every = fit_logistic(x, dev.labels, weights), list(range(x.shape[1]))
+    approved = {d.name: kinds.scored(d, fit, every, threshold)["preapproved_share"] for d in every_gold}
     return {"pooled_auroc": dev_top_auroc(dev, oof), "threshold_95": threshold,
             "best_lower_bound": round(bound, 3), "at_rows": count, "preapproved_every_gold": approved}
 

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: set
 
 from sets import _LAB_LISTS  # noqa: E402
 from codemap.config import EvalConfig  # noqa: E402
-from codemap.decide.calibrate import (CalibrateConfig, DevList, cross_fit, dev_list,  # noqa: E402
-                                      dev_top_auroc, fit_logistic, pooled, precision_curve)
+from codemap.decide.calibrate import (CalibrateConfig, DevList, cross_fitted, dev_list,  # noqa: E402
+                                      dev_top_auroc, fit_logistic, precision_curve)
 from codemap.decide.confidence import FEATURES, candidate_features, logistic  # noqa: E402
 from codemap.rank.candidates import capped, threshold_at  # noqa: E402
 
@@ -57,10 +57,7 @@ def ranked(name: str, seed: int, missing: float = MISSING) -> DevList:
 
 def fitted(lists: list[DevList], cols: list[int], seed: int) -> tuple[dict, float | None]:
     """The pooled fit and its pre-approval threshold (leave-one-list-out curve, as calibrate)."""
-    dev, weights, folds = pooled(lists, 2, seed)
-    x = candidate_features(dev.found)[:, cols]
-    queries = dev.found["query"].to_numpy()
-    oof = capped(cross_fit(x, dev.labels, folds[queries], int(folds.max()) + 1, weights), dev.found)
+    dev, weights, _, x, oof = cross_fitted(lists, 2, seed, cols)
     top = dev.found["rank"].to_numpy() == 1
     return (fit_logistic(x, dev.labels, weights),
             threshold_at(precision_curve(oof[top], dev.labels[top]), PRECISION))

@@ -36,9 +36,7 @@ from codemap.evaluate.metrics import gold_ranks, score_ranks  # noqa: E402
 ARGS = positional(__doc__, 1)
 if "CODEMAP_GLOSS_LANGUAGES" in os.environ:  # the languages read through a dictionary, for a before run
     import codemap.config
-    import codemap.readings.glosses
-    codemap.config.DICTIONARY_LANGUAGES = codemap.readings.glosses.DICTIONARY_LANGUAGES = tuple(
-        os.environ["CODEMAP_GLOSS_LANGUAGES"].split(","))
+    codemap.config.DICTIONARY_LANGUAGES = tuple(os.environ["CODEMAP_GLOSS_LANGUAGES"].split(","))
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 DATA = sets.DATA
 os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache" / "codemap" / "models"))

@@ -94,11 +94,7 @@ def calibrate(config: CalibrateConfig) -> tuple[Calibrator, dict]:
             raise CodemapError(f"{other.name}: ranked as {other.domain} target with {other.ranking!r}, "
                                f"but {first.name} as {first.domain} with {first.ranking!r}; "
                                f"calibrate lists that are ranked alike together")
-    dev, weights, folds = pooled(lists, config.folds, config.seed)
-    n_folds = int(folds.max()) + 1
-    features = candidate_features(dev.found)
-    queries = dev.found["query"].to_numpy()
-    oof = capped(cross_fit(features, dev.labels, folds[queries], n_folds, weights), dev.found)
+    dev, weights, folds, features, oof = cross_fitted(lists, config.folds, config.seed)
     report = measure(dev, oof, folds)
     report["per_list_auroc_top1"] = per_list_auroc(lists, oof)
     fitted = fit_logistic(features, dev.labels, weights)
@@ -167,6 +163,20 @@ def pooled(lists: list[DevList], folds: int, seed: int) -> tuple[DevSet, np.ndar
     fold_of = (np.concatenate([np.full(d.dev.n_queries, n) for n, d in enumerate(lists)])
                if len(lists) > 1 else query_folds(lists[0].dev.n_queries, folds, seed))
     return dev, weights / weights.mean(), fold_of
+
+
+def cross_fitted(lists: list[DevList], folds: int, seed: int, columns=None):
+    """The lists pooled (`pooled`), their candidates' features (only `columns` when given) and
+    each candidate's out-of-fold confidence, capped as `map` caps it: (dev, weights, fold per
+    query, features, oof)."""
+    dev, weights, fold_of = pooled(lists, folds, seed)
+    features = candidate_features(dev.found)
+    if columns is not None:
+        features = features[:, columns]
+    queries = dev.found["query"].to_numpy()
+    oof = capped(cross_fit(features, dev.labels, fold_of[queries], int(fold_of.max()) + 1, weights),
+                 dev.found)
+    return dev, weights, fold_of, features, oof
 
 
 def per_list_auroc(lists: list[DevList], oof: np.ndarray) -> dict:

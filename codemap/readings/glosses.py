@@ -25,10 +25,10 @@ import gzip
 import logging
 import re
 import unicodedata
+from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
-from ..config import DICTIONARY_LANGUAGES
 from ..read.normalize import WORDS
 from .senses import MIN_COVERAGE, TargetWords, sense_score, target_words
 
@@ -43,13 +43,21 @@ _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 _MARKUP = re.compile(r"\([^)]*\)|\[[^\]]*\]|[\u3400-\u9fff\uf900-\ufaff|]")
 _POINTER = re.compile(r"^(CL:|abbr\. |variant of |old variant of |see |also written |surname |"
                       r"used in |erhua variant )", re.IGNORECASE)
-LONGEST = {"zh": 12, "ja": 24}  # characters of the longest dictionary word tried
-RUNS = {"zh": _HAN, "ja": _JAPANESE}
+
+
+@dataclass(frozen=True)
+class Script:
+    """How a language with a dictionary is cut into words: its runs, the longest word tried (in
+    characters), and its dictionary."""
+
+    runs: re.Pattern
+    longest: int
+    dictionary: Callable[[], dict[str, tuple[str, ...]]]
 
 
 def dictionary(lang: str = "zh") -> dict[str, tuple[str, ...]]:
     """A word of `lang` → its English senses ({} for a language without a dictionary)."""
-    return {"zh": chinese_dictionary, "ja": japanese_dictionary}.get(lang, dict)()
+    return SCRIPTS[lang].dictionary() if lang in SCRIPTS else {}
 
 
 @functools.lru_cache(maxsize=1)
@@ -95,15 +103,19 @@ def chinese_dictionary() -> dict[str, tuple[str, ...]]:
     return {word: tuple(dict.fromkeys(found)) for word, found in senses.items()}
 
 
+SCRIPTS = {"zh": Script(_HAN, 12, chinese_dictionary), "ja": Script(_JAPANESE, 24, japanese_dictionary)}
+
+
 def words_of(text: str, known, lang: str = "zh") -> list[str]:
     """The dictionary words of `text`'s runs in `lang`'s script, each run cut longest word first
     from its end (backward maximum matching, the more accurate greedy cut for Chinese: "铁蛋白"
     is iron + protein, not an "iron egg" + "white"); a character no word ends with is skipped."""
     found = []
-    for run in RUNS[lang].findall(text):
+    script = SCRIPTS[lang]
+    for run in script.runs.findall(text):
         words, j = [], len(run)
         while j > 0:
-            for i in range(max(0, j - LONGEST[lang]), j):
+            for i in range(max(0, j - script.longest), j):
                 if run[i:j] in known:
                     words.append(run[i:j])
                     j = i
@@ -143,10 +155,9 @@ def gloss(senses, words: _Plurals) -> list[str]:
 
 def gloss_reader(vocab, lang: str) -> Callable[[str], str] | None:
     """A text in `lang` → the same text followed by the English words its dictionary words
-    gloss to in the target's sense; None for a language without a dictionary, or none installed."""
+    gloss to in the target's sense; None for a language without a dictionary, or none installed
+    (which languages a ranking reads so is RankConfig.reads_glosses's to say)."""
     lang = lang.split("-")[0].lower()
-    if lang not in DICTIONARY_LANGUAGES:
-        return None
     known = dictionary(lang)
     if not known:
         return None
