@@ -85,6 +85,11 @@ CROSSLINGUAL = {
     **{f"icd10_{lang}_{part}": (DATA / f"icd10_{lang}_{part}.tsv", str(DATA / "icd10cm_en_target.csv"),
                                 "icd10_code", ("name",))
        for lang in ("fr", "vi", "pt") for part in ("dev", "fresh")},
+    # The WHO's own English (British) titles of the same codes, halved likewise (made 2026-11-30
+    # for the British-spelling reading, benchmarks/results/spellings/RULE.md): one language,
+    # another spelling.
+    **{f"icd10_en_{part}": (DATA / f"icd10_en_{part}.tsv", str(DATA / "icd10cm_en_target.csv"),
+                            "icd10_code", ("name",)) for part in ("dev", "fresh")},
     # 27 common hospital lab report names each, written by hand with their LOINC codes (mass and
     # moles twins both right), against the built-in LOINC: smoke lists, not dev set kinds.
     "hospital_labels_de": (DATA / "hospital_labels_de.tsv", "LOINC", "loinc_code", ("label",)),

@@ -10,7 +10,9 @@ seconds; each path's index is built once into its own fresh cache (the first set
 
 SET: the dev sets (default) or the fresh ones (icd10gm_de_fresh, cie10_es_fresh), scored once
 under benchmarks/results/cross-language-scale/RULE.md; icd10_ja_dev and icd10_ja_fresh for the
-Japanese dictionary reading (benchmarks/results/crosslingual/RULE-japanese-glosses.md).
+Japanese dictionary reading (benchmarks/results/crosslingual/RULE-japanese-glosses.md);
+icd10_en_dev and icd10_en_fresh, the WHO's British English titles, for the British-spelling
+reading (benchmarks/results/spellings/RULE.md).
 PATH: fp32, auto (default both). With CODEMAP_GLOSS_LANGUAGES=zh the Japanese reading is off
 (the reading's large-target check, run beside the default).
 """
@@ -43,10 +45,12 @@ os.environ.setdefault("CODEMAP_MODEL_CACHE", str(Path.home() / ".cache" / "codem
 SETS = {"icd10gm_de": (DATA / "icd10gm_de.tsv", "name"), "cie10_es": (DATA / "cie10_es.tsv", "name"),
         "icd10_zh": (DATA / "icd10_zh.tsv", "name"),
         "icd_inclusion": (DATA / "icd10cm_inclusion_dev.tsv", "term"),
-        "icd10_ja_dev": (DATA / "icd10_ja_dev.tsv", "name")}
+        "icd10_ja_dev": (DATA / "icd10_ja_dev.tsv", "name"),
+        "icd10_en_dev": (DATA / "icd10_en_dev.tsv", "name")}
 FRESH = {"icd10gm_de_fresh": (DATA / "icd10gm_de_fresh.tsv", "name"),
          "cie10_es_fresh": (DATA / "cie10_es_fresh.tsv", "name"),
-         "icd10_ja_fresh": (DATA / "icd10_ja_fresh.tsv", "name")}
+         "icd10_ja_fresh": (DATA / "icd10_ja_fresh.tsv", "name"),
+         "icd10_en_fresh": (DATA / "icd10_en_fresh.tsv", "name")}
 PATHS = {"fp32": EncoderConfig(backend="onnx"), "auto": EncoderConfig()}
 SHOWN = ("encoder", "lexical")
 
