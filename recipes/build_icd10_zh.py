@@ -11,7 +11,7 @@ odd: fresh), so that a reading can be decided on one half and scored once on the
 Re-running rewrites the files byte for byte.
 
     python recipes/build_icd10_zh.py        # icd10_zh.tsv
-    python recipes/build_icd10_zh.py ja     # icd10_ja_dev.tsv, icd10_ja_fresh.tsv (fr, vi, pt likewise)
+    python recipes/build_icd10_zh.py ja     # icd10_ja_dev.tsv, icd10_ja_fresh.tsv (fr, vi, pt, en likewise)
 """
 from __future__ import annotations
 
