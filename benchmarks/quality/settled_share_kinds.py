@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets
 
-from sets import _LAB_LISTS  # noqa: E402
+from sets import _LAB_LISTS, CROSSLINGUAL  # noqa: E402
 from codemap.config import EvalConfig  # noqa: E402
 from codemap.decide.calibrate import (CalibrateConfig, DevList, cross_fitted, dev_list,  # noqa: E402
                                       dev_top_auroc, fit_logistic, precision_curve)
@@ -47,7 +47,7 @@ PRECISION = 0.95
 
 
 def ranked(name: str, seed: int, missing: float = MISSING) -> DevList:
-    gold, target, gold_col, text_cols = _LAB_LISTS[name]
+    gold, target, gold_col, text_cols = {**_LAB_LISTS, **CROSSLINGUAL}[name]
     config = EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
                         progress=False)
     d = dev_list(config, CalibrateConfig((config,), Path(), missing, 2, seed))
