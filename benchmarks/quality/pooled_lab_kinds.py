@@ -10,7 +10,9 @@ turn is held out: the calibration is fitted on the others pooled, its 95 % thres
 their leave-one-list-out curve as `codemap calibrate` reads it (a one-sided 95 % lower bound over
 at least 10 queries), and the held-out list scored: AUROC of the first candidate, share
 pre-approved and its precision. Beside it, the same for the two lists the shipped calibration is
-fitted on alone ("shipped pool": in sample for those two). Every list here has been read
+fitted on alone ("shipped pool": in sample for those two). For the pooled fit also its most
+confident first candidates on the held-out list (every gold in the target), and for the wrong
+ones whether the right code names the same analyte. Every list here has been read
 before; the figures are out of sample only for the held-out list, and not wholly for the MIMIC and
 German labels, which name the same codes in two languages.
 """
@@ -23,15 +25,41 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/quality: settled_share_kinds
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: usage
 
+import numpy as np  # noqa: E402
+
 import settled_share_kinds as kinds  # noqa: E402  (ranked, fitted, scored: as calibrate does)
 from usage import positional  # noqa: E402
-from codemap.decide.confidence import FEATURES  # noqa: E402
+from codemap.decide.confidence import FEATURES, candidate_features, logistic  # noqa: E402
+from codemap.domains.lab import component_from_name  # noqa: E402
+from codemap.rank.candidates import capped  # noqa: E402
 
 ARGS = positional(__doc__, 1)
 KINDS = ("labs_fluid", "german_labs", "loinc_short", "amsterdam_dev", "clinosim_aliases",
          "labunits", "taiwan_aliases", "hospital_labels_de", "stated_specimen_en")
 SEED = 0
 COLS = list(range(len(FEATURES)))
+MOST_SURE = 15  # first candidates read per held-out list, the most confident first
+
+
+def most_sure(d, fit: dict) -> list[dict]:
+    """The held-out list's MOST_SURE most confident first candidates: right or not, and for a
+    wrong one whether its right code (among the row's candidates) names the same analyte, a
+    variant the row did not tell apart (mass or moles, another system or method), or another."""
+    found = d.dev.found.reset_index(drop=True)
+    conf = capped(logistic(candidate_features(found)[:, COLS], **fit), found)
+    labels = d.dev.labels
+    rows = []
+    for i in np.flatnonzero(found["rank"].to_numpy() == 1):
+        query = found.at[i, "query"]
+        mine = np.flatnonzero((found["query"] == query).to_numpy() & (labels == 1))
+        right = str(found.at[mine[0], "target_name"]) if len(mine) else ""
+        top = str(found.at[i, "target_name"])
+        rows.append({"confidence": round(float(conf[i]), 4), "right": bool(labels[i]),
+                     "first": top, "gold": right,
+                     "same_analyte": bool(right) and component_from_name(right).lower()
+                     == component_from_name(top).lower()})
+    rows.sort(key=lambda r: -r["confidence"])
+    return rows[:MOST_SURE]
 
 
 def main(out: Path) -> None:
@@ -45,7 +73,8 @@ def main(out: Path) -> None:
         result[name] = {
             "pooled": {"threshold_95": threshold,
                        "quarter hidden": kinds.scored(hidden[name], fit, COLS, threshold),
-                       "every gold": kinds.scored(whole[name], fit, COLS, threshold)},
+                       "every gold": kinds.scored(whole[name], fit, COLS, threshold),
+                       "most sure, every gold": most_sure(whole[name], fit)},
             "shipped pool": {"threshold_95": shipped_threshold,
                              "every gold": kinds.scored(whole[name], shipped_fit, COLS,
                                                         shipped_threshold)}}
