@@ -171,14 +171,19 @@ def _german_16k_gold(fresh: bool = False, draw: int = 1) -> str:
     return str(out)
 
 
-def load(name: str):
+def eval_config(name: str) -> EvalConfig:
+    """The set's gold file, target, gold and text columns as `codemap eval` takes them (a table
+    built from ../shared made first, where the set needs one)."""
     gold, target, gold_col, text_cols = {**_LAB_LISTS, **CROSSLINGUAL, **SHORT_16K}[name]
     target = {"english-loinc": _english_loinc, "short-16k": _short_loinc_16k}.get(
         target, lambda: target)()
     if str(gold).startswith("german-16k"):
         gold = _german_16k_gold(fresh=gold != "german-16k", draw=2 if gold.endswith("2") else 1)
-    return gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col,
-                                   text_cols=text_cols, progress=False,
-                                   encoder=EncoderConfig(model=MODEL)))
+    return EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
+                      progress=False, encoder=EncoderConfig(model=MODEL))
+
+
+def load(name: str):
+    return gold_queries(eval_config(name))
 
 

@@ -29,9 +29,8 @@ import numpy as np  # noqa: E402
 
 import settled_share_kinds as kinds  # noqa: E402  (ranked, fitted, scored: as calibrate does)
 from usage import positional  # noqa: E402
-from codemap.decide.confidence import FEATURES, candidate_features, logistic  # noqa: E402
+from codemap.decide.confidence import FEATURES  # noqa: E402
 from codemap.domains.lab import component_from_name  # noqa: E402
-from codemap.rank.candidates import capped  # noqa: E402
 
 ARGS = positional(__doc__, 1)
 KINDS = ("labs_fluid", "german_labs", "loinc_short", "amsterdam_dev", "clinosim_aliases",
@@ -46,7 +45,7 @@ def most_sure(d, fit: dict) -> list[dict]:
     wrong one whether its right code (among the row's candidates) names the same analyte, a
     variant the row did not tell apart (mass or moles, another system or method), or another."""
     found = d.dev.found.reset_index(drop=True)
-    conf = capped(logistic(candidate_features(found)[:, COLS], **fit), found)
+    conf = kinds.confidences(d, fit, COLS)
     labels = d.dev.labels
     rows = []
     for i in np.flatnonzero(found["rank"].to_numpy() == 1):

@@ -29,8 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets
 
-from sets import _LAB_LISTS, CROSSLINGUAL  # noqa: E402
-from codemap.config import EvalConfig  # noqa: E402
+from sets import eval_config  # noqa: E402
 from codemap.decide.calibrate import (CalibrateConfig, DevList, cross_fitted, dev_list,  # noqa: E402
                                       dev_top_auroc, fit_logistic, precision_curve)
 from codemap.decide.confidence import FEATURES, candidate_features, logistic  # noqa: E402
@@ -47,9 +46,7 @@ PRECISION = 0.95
 
 
 def ranked(name: str, seed: int, missing: float = MISSING) -> DevList:
-    gold, target, gold_col, text_cols = {**_LAB_LISTS, **CROSSLINGUAL}[name]
-    config = EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
-                        progress=False)
+    config = eval_config(name)
     d = dev_list(config, CalibrateConfig((config,), Path(), missing, 2, seed))
     d.name = name
     return d
@@ -63,8 +60,13 @@ def fitted(lists: list[DevList], cols: list[int], seed: int) -> tuple[dict, floa
             threshold_at(precision_curve(oof[top], dev.labels[top]), PRECISION))
 
 
+def confidences(d: DevList, fit: dict, cols: list[int]) -> np.ndarray:
+    """Each candidate's confidence under `fit`, capped as `map` caps it."""
+    return capped(logistic(candidate_features(d.dev.found)[:, cols], **fit), d.dev.found)
+
+
 def scored(d: DevList, fit: dict, cols: list[int], threshold: float | None) -> dict:
-    conf = capped(logistic(candidate_features(d.dev.found)[:, cols], **fit), d.dev.found)
+    conf = confidences(d, fit, cols)
     top = d.dev.found["rank"].to_numpy() == 1
     right = d.dev.labels[top]
     approved = conf[top] >= threshold if threshold is not None else np.zeros(top.sum(), bool)
