@@ -69,6 +69,13 @@ AMSTERDAM = {
     "amsterdam_dev": (DATA / "amsterdam_labs_dev.tsv", "LOINC", "loinc_code", ("name",)),
     "amsterdam_fresh": (DATA / "amsterdam_labs_fresh.tsv", "LOINC", "loinc_code", ("name",)),
 }
+# An English clinical system's own names with their units, from NLM's LHC Flowsheet template
+# (recipes/build_flowsheet_labs.py, first read 2026-11-30): the dev half decides
+# benchmarks/results/analyte-words/RULE-4.md, the fresh half is scored once after it.
+FLOWSHEET = {
+    "flowsheet_dev": (DATA / "flowsheet_labs_dev.tsv", "LOINC", "loinc_code", ("name",)),
+    "flowsheet_fresh": (DATA / "flowsheet_labs_fresh.tsv", "LOINC", "loinc_code", ("name",)),
+}
 # Cross-lingual sets (the multilingual model's own use): German LOINC names against the English
 # names only (the built-in LOINC carries German names, which would make them exact matches).
 CROSSLINGUAL = {
@@ -108,7 +115,7 @@ PACKAGE_LABS = {
     "clinosim_ja": (DATA / "clinosim_labs_ja.tsv", "LOINC", "loinc_code", ("name_ja",)),
     "labunits": (DATA / "labunits_labs.tsv", "LOINC", "loinc_code", ()),
 }
-_LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM, **PACKAGE_LABS}
+_LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM, **PACKAGE_LABS, **FLOWSHEET}
 # The lab sets against ~16k LOINC codes named by their English short names alone, in a table
 # under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from
 # ../shared/data/loinc-shortnames, which the repository does not ship).
