@@ -88,6 +88,7 @@ def _with_axes(concepts):
 
 def scorers(vocab: Vocabulary, rank: RankConfig) -> list:
     return lab_scorers(usage=rank.usage_evidence, off=rank.evidence_off, si=rank.unit_system == "si",
+                       methodless=rank.methods == "none",
                        shares=target_shares(vocab.concepts), usage_share=rank.usage_share,
                        open_rows_only=rank.usage_open_rows_only and bool(rank.crosslingual_from))
 

@@ -226,6 +226,7 @@ class UsualMethodScorer(_BoundScorer):
     weight: float = 0.03
     name: str = "usual_method"
     shares: Shares | None = field(default=None, compare=False, hash=False)  # as UsualSpecimenScorer
+    methodless: bool = False  # the list's codes carry no method where a row states none (--methods)
 
     def for_row(self, row: Mapping[str, str]):
         return None if _row_axes(row).methods else self._score
@@ -235,6 +236,9 @@ class UsualMethodScorer(_BoundScorer):
         if axes is None:
             return NO_EVIDENCE
         method = next(iter(axes.methods), "")
+        if self.methodless:
+            return (Evidence(self.weight, "no method stated; the list's codes carry none "
+                                          "(--methods none) ~") if not method else NO_EVIDENCE)
         share = (self.shares or usage_shares()).usual_methods(axes.component).get(method, 0.0)
         if share <= 0:
             return NO_EVIDENCE
@@ -293,23 +297,24 @@ def text_scorers() -> list:
             TextAxisScorer("text_timing", 0.03, -0.08), TextAxisScorer("text_method", 0.03, -0.03)]
 
 
-def usual_scorers(shares: Shares | None = None) -> list:
+def usual_scorers(shares: Shares | None = None, methodless: bool = False) -> list:
     """The two usual-variant priors, over `shares` (a target's: commonness.target_shares;
     the shipped long names' by default)."""
-    return [UsualSpecimenScorer(shares=shares), UsualMethodScorer(shares=shares)]
+    return [UsualSpecimenScorer(shares=shares), UsualMethodScorer(shares=shares, methodless=methodless)]
 
 
 def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True,
                 si: bool = False, shares: Shares | None = None, usage_share: float = 1.0,
-                open_rows_only: bool = False) -> list:
+                open_rows_only: bool = False, methodless: bool = False) -> list:
     """The lab evidence scorers less those named in `off` (codemap eval's ablations). Without
     `usage` the usage scorer still breaks exact mass/moles ties (UsageScorer.ties_only); with it,
     its bonus at `usage_share` of its weight (across languages: codemap.rank.prepare.ranking_for),
     with `open_rows_only` only for rows that state no axis; `si`: towards the molar twin
     (--unit-system)."""
     usage_scorer = UsageScorer(weight=UsageScorer.weight * usage_share, ties_only=not usage, si=si,
+                               methodless=methodless,
                                states_an_axis=states_an_axis if open_rows_only else None)
     scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(), CategoryScorer(),
-               usage_scorer, *text_scorers(), *usual_scorers(shares),
+               usage_scorer, *text_scorers(), *usual_scorers(shares, methodless),
                ComponentBackoff())
     return [s for s in scorers if s.name not in off]
