@@ -188,13 +188,16 @@ class RankConfig:
     # LOINC's US list counted) or "si" (moles, mmol/L: their molar twins of the SI list). It
     # decides only the exact tie of twins a row does not tell apart (UsageScorer.borrowed_hair);
     # a stated unit decides by itself. A statement about the list, as --specimen-col is.
-    unit_system: str = "us"
+    # "" = not stated: "us", unless the site's approvals in the memory say otherwise
+    # (codemap.domains.lab.conventions; benchmarks/results/site-conventions/RULE.md).
+    unit_system: str = ""
     # The method the list's lab codes carry where a row states none: "usual" (the component's
     # commonest method in LOINC's counts: platelets by automated count) or "none" (the
     # method-less code: "Platelets [#/volume] in Blood"), a site's convention. With "none" a
     # method-less code borrows its method twins' common-test rank, and the usual-method prior
-    # goes to it. A stated method decides by itself. A statement about the list, as unit_system.
-    methods: str = "usual"
+    # goes to it. A stated method decides by itself. "" = not stated: "usual", unless the
+    # site's approvals say otherwise, as unit_system.
+    methods: str = ""
     # Lower each concept's encoder score by half its mean best cosine to the list's rows (CSLS:
     # a concept close to many rows is a hub, not their answer; codemap.rank.hubness).
     hubness: bool = True

@@ -11,7 +11,7 @@ from ..config import EncoderConfig, EvalConfig, RankConfig, default_cache_dir
 from .command import progress_bars, setup_logging, user_errors
 from .options import (INPUT, OUTPUT, Backend, BackendChoice, BatchSize, CacheDir, Device,
                       EncoderWeight, Filters, Langs, Model, Rerank, RerankTop, StandardOnly, Store,
-                      Target, TextCols, UnitSystem, UnitSystemChoice, encoder_config, rank_config,
+                      MethodsOption, Target, TextCols, UnitSystem, encoder_config, rank_config,
                       target_settings)
 
 app = typer.Typer()
@@ -34,7 +34,7 @@ DropGoldShare = Annotated[float, typer.Option(
 @user_errors
 def eval_command(
     gold: Gold, target: Target, gold_col: GoldCol, text_col: TextCols = None,
-    unit_system: UnitSystem = UnitSystemChoice.us,
+    unit_system: UnitSystem = None, methods: MethodsOption = None,
     model: Model = EncoderConfig.model, batch_size: BatchSize = EncoderConfig.batch_size,
     device: Device = EncoderConfig.device, backend: Backend = BackendChoice(EncoderConfig.backend),
     cache_dir: CacheDir = None, filters: Filters = None, standard_only: StandardOnly = False,
@@ -61,7 +61,8 @@ def eval_command(
                         **target_settings(target, filters, standard_only, lang, store),
                         encoder=encoder_config(model, batch_size, device, backend),
                         rank=rank_config(encoder_weight, rerank_top=rerank_top,
-                                          unit_system=unit_system.value), rerank=rerank,
+                                          unit_system=unit_system.value if unit_system else "",
+                                          methods=methods.value if methods else ""), rerank=rerank,
                         cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
                         folds=folds if folds >= 2 else 0, drop_gold_share=drop_gold_share,
                         seed=seed)

@@ -14,7 +14,7 @@ from .options import (DECISIONS, ENGINE, EXPERIMENTAL, INPUT, OUTPUT, RANKING, B
                       BackendChoice, BatchSize, CacheDir, Device, Engine, EngineOption,
                       EncoderWeight, Filters, Langs, Model, NumGpus, RayAddress, Rerank, RerankTop,
                       StandardOnly, Store, Target, TextCols, TwoStageAbove, UnitSystem,
-                      UnitSystemChoice, Workers, encoder_config, rank_config, ray_config, target_settings)
+                      MethodsOption, Workers, encoder_config, rank_config, ray_config, target_settings)
 
 app = typer.Typer()
 
@@ -94,7 +94,8 @@ BroaderBelow = Annotated[float, typer.Option(
 Memory = Annotated[Optional[Path], typer.Option(
     "--memory", rich_help_panel=DECISIONS,
     help="Mapping memory (.db), written by `codemap apply --memory`: pre-fill sources reviewed "
-         "before.")]
+         "before; for a LOINC target, the site's approvals also set --unit-system and --methods "
+         "where you give neither (5 or more approvals that settle each).")]
 SiteOption = Annotated[Optional[str], typer.Option(
     "--site", rich_help_panel=DECISIONS,
     show_default="the memory's only site, else the list's file name before its first dot",
@@ -152,7 +153,7 @@ def map_command(
     # input
     sources: Sources, sheet: Sheet = None, encoding: Encoding = None, code_col: CodeCol = None,
     text_col: TextCols = None, unit_col: UnitCol = None, specimen_col: SpecimenCol = None,
-    unit_system: UnitSystem = UnitSystemChoice.us,
+    unit_system: UnitSystem = None, methods: MethodsOption = None,
     no_header: NoHeader = False, limit: Limits = None, source_lang: SourceLang = None,
     # target
     target: Target = ..., filters: Filters = None, standard_only: StandardOnly = False,
@@ -215,7 +216,8 @@ def map_command(
         **_ranking(encoder_weight, top_k, method, hide_contradicted, expand_abbreviations,
                    complete_words, hubness, approximate_above, nprobe, fp16_index,
                    two_stage_above, learned=learned_ranking, rerank_top=rerank_top,
-                   unit_system=unit_system.value),
+                   unit_system=unit_system.value if unit_system else "",
+                   methods=methods.value if methods else ""),
         **_decisions(calibration, auto_accept, no_match_below, broader_below, memory, site,
                      llm_url, llm_model),
         rerank=rerank, second_stage=second_stage, local_names=local_names)
@@ -242,14 +244,14 @@ def _ranking(encoder_weight: float | None, top_k: int, method: str, hide_contrad
              approximate_above: int, nprobe: int, fp16_index: bool,
              two_stage_above: int = IndexConfig.two_stage_above,
              learned: bool = RankConfig.learned, rerank_top: int = RankConfig.rerank_top,
-             unit_system: str = RankConfig.unit_system) -> dict:
+             unit_system: str = RankConfig.unit_system, methods: str = RankConfig.methods) -> dict:
     """The Ranking panel: MapConfig's rank and index settings, with the Experimental panel's
     rank settings (`learned`, `rerank_top`)."""
     return {"rank": rank_config(encoder_weight, top_k=top_k, method=method, learned=learned,
                                 hide_contradicted=hide_contradicted,
                                 expand_abbreviations=expand_abbreviations,
                                 complete_words=complete_words, hubness=hubness,
-                                rerank_top=rerank_top, unit_system=unit_system),
+                                rerank_top=rerank_top, unit_system=unit_system, methods=methods),
             "index": IndexConfig(approximate_above=approximate_above, nprobe=nprobe,
                                  two_stage_above=two_stage_above,
                                  float16=fp16_index)}

@@ -151,9 +151,23 @@ class UnitSystemChoice(str, Enum):
     si = "si"
 
 
-UnitSystem = Annotated[UnitSystemChoice, typer.Option(
+UnitSystem = Annotated[UnitSystemChoice | None, typer.Option(
     "--unit-system", rich_help_panel=INPUT, case_sensitive=False,
+    show_default="us, or what the site's approvals in --memory say",
     help="The units your lab reports in where a row states none: us (mass: mg/dL) or si "
          "(moles: mmol/L). Decides between a LOINC code and its molar twin when the row does not "
          "tell them apart (\"Kreatinine\" → 2160-0 or 14682-9); a stated unit decides by itself.")]
+
+
+class MethodsChoice(str, Enum):
+    usual = "usual"
+    none = "none"
+
+
+MethodsOption = Annotated[MethodsChoice | None, typer.Option(
+    "--methods", rich_help_panel=INPUT, case_sensitive=False,
+    show_default="usual, or what the site's approvals in --memory say",
+    help="The method your lab's LOINC codes carry where a row states none: usual (the test's "
+         "commonest method: platelets → 777-3, by automated count) or none (the method-less "
+         "code: 26515-7). A stated method decides by itself.")]
 

@@ -25,6 +25,8 @@ A Domain says, through one small record, everything ranking needs from it:
   ("Glucose [Mass/volume] in Serum" → "MCnc", "Glucose"), "" when the domain cannot say.
 - `carried_with(vocab)`: code → what a target carries or lacks together with it (a drug's
   ingredient set), or None: `codemap calibrate` hides a missing row's gold with it.
+- `conventions(vocab, approved)`: the settings a site's approved (text, code) pairs settle (a
+  lab's unit system and methods), `map --memory` ranking its next list with them.
 
 Those last four serve later stages on any target, whichever domain claims it (two sites'
 units for a SNOMED concept are still compared): `short_forms`, `unit_properties`, `name_property`

@@ -35,6 +35,10 @@ class Domain:
     # vocabulary holds every level of a drug it has, so a list's unmappable drug is one whose
     # ingredients it lacks altogether (`codemap calibrate` hides them so).
     carried_with: Callable[[Vocabulary], Callable[[str], object] | None] = lambda vocab: None
+    # A site's conventions, from the (source text, code) pairs its reviewers approved onto the
+    # target: {RankConfig field: value} for the axes the approvals settle, and what to say of it.
+    conventions: Callable[[Vocabulary, list[tuple[str, str]]], tuple[dict, str]] = (
+        lambda vocab, approved: ({}, "none"))
 
 
 # A target no domain claims: general ranking only.
@@ -56,6 +60,9 @@ class PreparedTarget:
 
     def scorers(self, rank: RankConfig) -> list:
         return self.domain.scorers(self.vocab, rank)
+
+    def conventions(self, approved: list[tuple[str, str]]) -> tuple[dict, str]:
+        return self.domain.conventions(self.vocab, approved)
 
     def with_vocab(self, vocab: Vocabulary) -> "PreparedTarget":
         return replace(self, vocab=vocab)

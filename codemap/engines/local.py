@@ -35,7 +35,7 @@ from ..rerank.second_stage import SecondStage
 from ..read.language import LanguageGuess
 from ..read.normalize import read_as_notes
 from ..read.readers import SourceTable, iter_code_list, read_code_list, warn_data_like_header
-from ..review.memory import MEMORY_COLUMN, MappingMemory, prefill
+from ..review.memory import MEMORY_COLUMN, MappingMemory, prefill, site_approvals
 from ..vocab.hierarchy import BROADER_NOTE, Hierarchy, propose_broader
 from ..vocab.vocabulary import Vocabulary
 from ..write.parts import PartsFolder, part_name
@@ -98,6 +98,7 @@ class Mapper:
             progress=config.progress)
         if language.method != "uncertain":
             config = replace(config, source_lang=language.lang)
+        ranking, config, conventions = with_conventions(ranking, config)
         if config.calibration is not None:  # a calibration fitted on dev gold for the fixed ranking
             ranking = ranking.with_settings(replace(ranking.settings, learned=False))
         stage = second_stage_for(config, ranking)
@@ -107,7 +108,8 @@ class Mapper:
             calibrator, calibration = stage.combiner, stage.combiner.describe()
         else:
             calibrator, calibration = first_stage_confidence(config, ranking)
-        decisions = {"confidence": calibration, **decision_support(calibrator, config)}
+        decisions = {"confidence": calibration, **decision_support(calibrator, config),
+                     "conventions": conventions}
         ranking, decisions["local_names"] = with_local_names(ranking, config)
         return cls(config, ranking, calibrator, decisions,
                    CrossEncoder.load(config.rerank, config.encoder.device) if config.rerank else None,
@@ -217,8 +219,10 @@ class Mapper:
                         + f"{self.rank.method} ({self.rank.fusion}, encoder weight "
                         f"{self.rank.encoder_weight}), evidence: "
                         f"{', '.join(s.name for s in self.scorers) or 'none'}"),
-            # What the list reports where a row states no unit (--unit-system).
-            "unit_system": self.config.rank.unit_system,
+            # What the list reports where a row states no unit or method (--unit-system,
+            # --methods; else what the site's approvals said: the `conventions` line).
+            "unit_system": self.config.rank.unit_system or "us",
+            "methods": self.config.rank.methods or "usual",
             "target_language": self.target_lang or "unknown",
             "reranker": (f"{self.reranker.folder} (top {self.rank.rerank_top})"
                          if self.reranker is not None else "off"),
@@ -435,6 +439,27 @@ def learned_ranker(target: Target, scorers, rank: RankConfig) -> LearnedRanker |
     if not rank.learned or rank.method != "hybrid":
         return None
     return load_or_fit(target, scorers, rank)
+
+
+def with_conventions(ranking: Ranking, config: MapConfig) -> tuple[Ranking, MapConfig, str]:
+    """The ranking and config with what the site's approvals in the memory settle of the list's
+    conventions (a lab's unit system and methods: codemap.domains.lab.conventions) where the
+    user stated none, and what the run sheet says of them
+    (benchmarks/results/site-conventions/RULE.md)."""
+    if config.memory is None or not Path(config.memory).exists():
+        return ranking, config, "none"
+    site, approved = site_approvals(config.memory, ranking.vocab.id, config.site, config.source)
+    if not approved:
+        return ranking, config, "none: no approvals of this list's site in the memory"
+    learned, said = ranking.target.conventions(approved)
+    unstated = {axis: value for axis, value in learned.items() if not getattr(config.rank, axis)}
+    said = f"from site {site}'s {len(approved)} approvals: {said}"
+    if learned.keys() - unstated.keys():
+        said += f" (stated: {', '.join(sorted(learned.keys() - unstated.keys()))} as given)"
+    if not unstated:
+        return ranking, config, said
+    return (ranking.with_settings(replace(ranking.settings, **unstated)),
+            replace(config, rank=replace(config.rank, **unstated)), said)
 
 
 def with_local_names(ranking: Ranking, config: MapConfig) -> tuple[Ranking, str]:

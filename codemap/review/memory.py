@@ -339,6 +339,23 @@ def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path,
 _WARNED: set[str] = set()
 
 
+def site_approvals(path: str | Path, vocab_id: str, site: str | None,
+                   source: str | Path) -> tuple[str | None, list[tuple[str, str]]]:
+    """(the site whose decisions serve a list — memory_site —, the (source text, target code)
+    pairs its reviewers approved onto one target): what a site's conventions are learned from
+    (codemap.domains: `conventions`). Approvals made by `--approve-above` or `--auto-accept` are
+    not a reviewer's and teach nothing."""
+    with MappingMemory(path) as memory:
+        stored = memory.recall(vocab_id)
+    if stored.empty:
+        return None, []
+    stored = stored.assign(site=site_of(stored))
+    site = memory_site(sorted(set(stored["site"])), site, source, path)
+    mine = stored[(stored["site"] == site) & (stored["decision"] == "approved")
+                  & (stored["automatic"] == 0)]
+    return site, list(zip(mine["source_text"], mine["target_code"]))
+
+
 def memory_site(sites: list[str], asked: str | None, source: str | Path, path) -> str | None:
     """Whose decisions pre-fill a list: the site asked for; else the memory's only site (one
     team's memory, whatever its lists are called); else the site the list's file is named for

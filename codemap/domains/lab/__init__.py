@@ -5,7 +5,8 @@ properties they measure (units), the words of properties, specimens and classes 
 evidence of a list's unit, specimen and category columns (columns), evidence read from the
 row's text and usual-variant priors (text), how commonly a code is ordered (commonness),
 abbreviations learned from LOINC's short and long names (abbreviations), element symbols
-(element_symbols), and German LOINC words read in English (part_translation).
+(element_symbols), German LOINC words read in English (part_translation), and a site's unit
+system and methods learned from its approvals (conventions).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..base import Domain
 from .abbreviations import builtin_abbreviations, learn_abbreviations, with_expanded_short_names
 from .columns import add_loinc_axes, property_from_name
 from .commonness import code_rank, target_shares
+from .conventions import learn as learn_conventions
 from .element_symbols import symbol_reader
 from .loinc import component_from_name, is_loinc_code, reads_as_short_names, with_short_name_axes
 from .part_translation import part_reader
@@ -104,6 +106,12 @@ def short_forms(pairs: list[tuple[str, str]]) -> dict[str, str]:
     return {a.expansion.lower(): a.short for a in learn_abbreviations(pairs)}
 
 
+def conventions(vocab: Vocabulary, approved: list[tuple[str, str]]) -> tuple[dict, str]:
+    """A site's unit system and methods, from its approvals onto a LOINC target."""
+    learned = learn_conventions(approved, vocab.concepts)
+    return learned.settings(), learned.said
+
+
 LAB = Domain(
     name="lab", claims=is_loinc_target, prepare=prepare, scorers=scorers,
     text_steps=lambda vocab: [symbol_reader(vocab)],
@@ -111,4 +119,4 @@ LAB = Domain(
     readings=readings, senses=builtin_abbreviations, usage_rank=code_rank,
     evidence=tuple(s.name for s in lab_scorers()), short_forms=short_forms,
     unit_properties=lambda unit: parse_unit(unit).properties,
-    name_property=property_from_name, name_analyte=component_from_name)
+    name_property=property_from_name, name_analyte=component_from_name, conventions=conventions)
