@@ -22,9 +22,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets, stats
 
-import fusion_sweep  # noqa: E402  (the set list)
 from pooled_calibration import FOLDS, SEEDS, lists  # noqa: E402
-from codemap.config import EvalConfig  # noqa: E402
+from sets import eval_config  # noqa: E402
 from codemap.decide.calibrate import cross_fit, query_folds, top_auroc  # noqa: E402
 from codemap.decide.confidence import candidate_features  # noqa: E402
 from codemap.evaluate.gold import gold_queries  # noqa: E402
@@ -35,9 +34,7 @@ LOINC_LISTS = ("labs_fluid", "german_labs", "labs_nofluid", "loinc_short")
 
 def components(name: str) -> tuple[list[set[str]], dict[str, str]]:
     """Each query's gold codes and every target code's component, as the ranking reads it."""
-    gold, target, gold_col, text_cols = fusion_sweep.SETS[name]
-    g = gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
-                                progress=False))
+    g = gold_queries(eval_config(name))
     return g.gold, {concept["code"]: concept_axes(concept).component
                     for concept in g.vocab.concepts.to_dict("records")}
 

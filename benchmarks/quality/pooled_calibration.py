@@ -23,8 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets, stats
 
-import fusion_sweep  # noqa: E402  (the set list)
-from codemap.config import EvalConfig  # noqa: E402
+from sets import eval_config  # noqa: E402
 from codemap.decide.calibrate import (CalibrateConfig, DevList, dev_list,  # noqa: E402
                                       dev_top_auroc, fit_logistic, pooled, query_folds)
 from codemap.decide.confidence import candidate_features, logistic  # noqa: E402
@@ -39,9 +38,7 @@ FOLDS = 2
 def lists(names, seed: int) -> list[DevList]:
     out = []
     for name in names:
-        gold, target, gold_col, text_cols = {**fusion_sweep.SETS, **fusion_sweep.FRESH}[name]
-        config = EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
-                            progress=False)
+        config = eval_config(name)
         d = dev_list(config, CalibrateConfig((config,), Path(), MISSING, FOLDS, seed))
         d.name = name  # the set's name keys the results, as in fusion_sweep
         out.append(d)

@@ -11,12 +11,13 @@ Set names: benchmarks/quality/fusion_sweep.py (SETS, FRESH). Results: docs/decis
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sets, stats
 
 import fusion_sweep  # noqa: E402  (the set list)
-from codemap.config import EvalConfig  # noqa: E402
+from sets import eval_config  # noqa: E402
 from codemap.decide import pseudo_calibration  # noqa: E402
 from codemap.decide.confidence import choose_calibrator, ranking_key  # noqa: E402
 from codemap.decide.learned_eval import auroc, learned_target, top_confidence  # noqa: E402
@@ -32,9 +33,7 @@ SETS = {**fusion_sweep.SETS, **fusion_sweep.FRESH}
 
 
 def measure(name: str) -> dict:
-    gold, target, gold_col, text_cols = SETS[name]
-    g = gold_queries(EvalConfig(gold=gold, target=target, gold_col=gold_col, text_cols=text_cols,
-                                progress=False, drop_gold_share=0.25))
+    g = gold_queries(replace(eval_config(name), drop_gold_share=0.25))
     drugs = g.kind == "drug"
     default = eval_methods(g.base, drugs=drugs)[DEFAULT_METHOD[drugs]]
     found = g.rank(default)
