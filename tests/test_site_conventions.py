@@ -73,6 +73,10 @@ def test_map_with_a_memory_ranks_the_sites_next_list_by_its_conventions(tmp_path
     assert (plain["N4"], plain["N5"], run["unit_system"], run["methods"]) == (
         "2160-0", "777-3", "us", "usual")
     learned, run = mapped("learned.xlsx", "--memory", str(memory))
+    said = runner.invoke(app, ["map", str(tmp_path / "amc.csv"), "--target", "LOINC", "-o",
+                               str(tmp_path / "said.csv"), "--cache-dir", str(shared_cache),
+                               "--memory", str(memory)]).output
+    assert "conventions: from site amc's 11 approvals" in said and "--methods none)" in said
     assert (learned["N4"], learned["N5"], run["unit_system"], run["methods"]) == (
         "14682-9", "26515-7", "si", "none")
     assert run["conventions"].startswith("from site amc's 11 approvals: unit system si")

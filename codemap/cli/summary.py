@@ -72,6 +72,9 @@ def print_map_summary(result, output: Path, console: Console | None = None) -> N
         if run.get("broader_proposals"):
             console.print(f"broader (uphill) proposals: {run['broader_proposals']:,} sources")
     console.print(f"confidence: {run.get('confidence', 'none')}")
+    if str(run.get("conventions", "none")).startswith("from site"):
+        console.print(f"conventions: {run['conventions']} (--unit-system {run.get('unit_system')}, "
+                      f"--methods {run.get('methods')})")
     if run.get("local_names") not in (None, "none") and not str(run["local_names"]).startswith("off"):
         console.print(f"local names (approved at sites): {run['local_names']}")
     for name in ("pre_approve", "auto_accept"):  # "N rows ≥ p: expected precision P"
