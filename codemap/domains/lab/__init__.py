@@ -22,7 +22,8 @@ from .columns import add_loinc_axes, property_from_name
 from .commonness import code_rank, target_shares
 from .conventions import learn as learn_conventions
 from .element_symbols import symbol_reader
-from .loinc import component_from_name, is_loinc_code, reads_as_short_names, with_short_name_axes
+from .loinc import (component_from_name, is_loinc_code, reads_as_short_names, short_name_property,
+                    with_short_name_axes)
 from .part_translation import part_reader
 from .text import lab_scorers
 from .units import parse_unit
@@ -85,7 +86,12 @@ def _with_axes(concepts):
         return concepts
     if "short_name" not in concepts.columns and reads_as_short_names(concepts["name"]):
         concepts = with_short_name_axes(concepts)
-    return add_loinc_axes(concepts)
+    concepts = add_loinc_axes(concepts)
+    if "short_name" in concepts.columns:  # the property a long name brackets not, its short name writes
+        unread = concepts["property"].fillna("") == ""
+        concepts.loc[unread, "property"] = concepts.loc[unread, "short_name"].fillna("").astype(str).map(
+            short_name_property)
+    return concepts
 
 
 def scorers(vocab: Vocabulary, rank: RankConfig) -> list:

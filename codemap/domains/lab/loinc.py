@@ -194,6 +194,19 @@ def property_codes() -> dict[str, str]:
     return {code.lower(): code for code in codes}
 
 
+def short_name_property(short_name: str) -> str:
+    """The PROPERTY a LOINC short name writes: its suffix ("Chol SerPl-mCnc" → MCnc) or a word of
+    its own after the first ("MetHgb MFr Bld" → MFr, where the long name, "Methemoglobin/
+    Hemoglobin.total in Blood", brackets none); "" when it writes none."""
+    codes = property_codes()
+    if "-" in short_name:
+        found = codes.get(short_name.rsplit("-", 1)[-1].strip().lower(), "")
+        if found:
+            return found
+    written = [codes[word.lower()] for word in short_name.split()[1:] if word.lower() in codes]
+    return written[-1] if written else ""
+
+
 @functools.lru_cache(maxsize=1)
 def linguistic_variant() -> pd.DataFrame:
     """The shipped German linguistic variant of the built-in codes (code, long_common_name, and
@@ -263,8 +276,7 @@ def concept_axes(concept: Mapping[str, object]) -> Axes:
 def _concept_axes(name, short_name, component, prop, system, timing, method) -> Axes:
     main = name.split(" --")[0]  # "--2 hours post 75 g glucose" is a challenge, not a timing
     system = system or _system_of(main) or _short_name_system(short_name)
-    prop = prop or property_from_name(main) or property_codes().get(
-        short_name.rsplit("-", 1)[-1].strip().lower() if "-" in short_name else "", "")
+    prop = prop or property_from_name(main) or short_name_property(short_name)
     if not timing:
         hours = re.search(r"\b(\d+) hour\b", main)
         timing = f"{hours.group(1)}H" if hours else ("Pt" if system else "")
