@@ -152,8 +152,10 @@ class UnitScorer:
             return NO_EVIDENCE
         examples = str(concept.get("example_units", "") or "") if self.use_examples else ""
         if unit.ucum.lower() in {u.lower() for u in examples.split("|") if u} \
-                or prop in unit.properties:
+                or (prop in unit.properties and prop not in unit.loose):
             return Evidence(self.match, f"unit {unit.raw} fits {prop}")
+        if prop in unit.loose:
+            return NO_EVIDENCE
         return Evidence(self.mismatch, f"unit {unit.raw} contradicts {prop} ✘", contradicts=True,
                         tier=contradiction_tier(self.name))
 

@@ -38,6 +38,11 @@ class ParsedUnit:
     raw: str
     ucum: str
     properties: frozenset[str]
+    # Of those, the ones only the LHNCBC table lists where the unit's own dimensions say what it
+    # measures: "%" reads as a fraction, while the table lists every property some lab reported
+    # in "%" (mass concentration too). Such a property neither fits nor contradicts the unit
+    # (UnitScorer).
+    loose: frozenset[str] = frozenset()
 
 
 def normalize_unit(raw: str) -> str:
@@ -60,7 +65,7 @@ def parse_unit(raw: str) -> ParsedUnit:
     properties = tables.properties.get(ucum.lower()) or tables.properties.get(raw.lower())
     dimension = _by_dimension(ucum)
     found = set(properties or ()) | dimension
-    return ParsedUnit(raw, ucum, frozenset(found))
+    return ParsedUnit(raw, ucum, frozenset(found), frozenset(found - dimension) if dimension else frozenset())
 
 
 def _by_dimension(ucum: str) -> set[str]:
