@@ -164,3 +164,33 @@ def test_hybrid_beats_encoder_and_lexical_on_mimic(shared_cache):
     for k, margin in ((1, 0.05), (10, 0.02)):
         assert hybrid.acc[k] >= max(encoder.acc[k], lexical.acc[k]) + margin
     assert scores["hybrid + usage"].acc[1] > scores["hybrid, no evidence"].acc[1]
+
+
+def test_a_percent_unit_fits_fractions_not_mass_concentration():
+    """'%' is a fraction by its own dimensions; the LHNCBC table lists mass concentration too
+    (some lab reported it in '%'), which then neither fits nor contradicts
+    (benchmarks/results/unit-dimensions/RULE.md)."""
+    from codemap.domains.lab.columns import UnitScorer
+    from codemap.domains.lab.units import parse_unit
+
+    percent = parse_unit("%")
+    assert {"MFr", "NFr"} <= percent.properties - percent.loose and "MCnc" in percent.loose
+    scorer = UnitScorer()
+    row = {"unit": "%"}
+    assert scorer.score(row, {"code": "4625-0", "property": "MFr"}).adjust > 0
+    assert scorer.score(row, {"code": "718-7", "property": "MCnc"}).reason == ""  # no opinion
+    assert scorer.score(row, {"code": "718-7", "property": "NCnc"}).contradicts
+    assert scorer.score({"unit": "mg/dL"}, {"code": "2345-7", "property": "MCnc"}).adjust > 0
+
+
+def test_a_short_name_gives_the_property_its_long_name_brackets_not():
+    """"Methemoglobin/Hemoglobin.total in Blood" writes no property; "MetHgb MFr Bld" does
+    (benchmarks/results/short-name-property/RULE.md)."""
+    from codemap.domains.lab.loinc import concept_axes, short_name_property
+
+    assert short_name_property("MetHgb MFr Bld") == "MFr"
+    assert short_name_property("Chol SerPl-mCnc") == "MCnc"
+    assert short_name_property("Hgb Bld") == ""
+    axes = concept_axes({"code": "2614-6", "name": "Methemoglobin/Hemoglobin.total in Blood",
+                         "short_name": "MetHgb MFr Bld"})
+    assert axes.properties == frozenset({"MFr"})
