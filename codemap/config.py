@@ -193,9 +193,9 @@ class RankConfig:
     unit_system: str = ""
     # The method the list's lab codes carry where a row states none: "usual" (the component's
     # commonest method in LOINC's counts: platelets by automated count) or "none" (the
-    # method-less code: "Platelets [#/volume] in Blood"), a site's convention. With "none" a
-    # method-less code borrows its method twins' common-test rank, and the usual-method prior
-    # goes to it. A stated method decides by itself. "" = not stated: "usual", unless the
+    # method-less code: "Platelets [#/volume] in Blood"), a site's convention. With "none" the
+    # usual-method prior goes to the method-less code (the common-test rank still favours a
+    # counted method code). A stated method decides by itself. "" = not stated: "usual", unless the
     # site's approvals say otherwise, as unit_system.
     methods: str = ""
     # Lower each concept's encoder score by half its mean best cosine to the list's rows (CSLS:

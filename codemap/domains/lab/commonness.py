@@ -131,33 +131,6 @@ def usual_systems(component: str) -> dict[str, float]:
     return usage_shares().usual_systems(component)
 
 
-def _twin_key(axes) -> tuple:
-    return (axes.component.lower(), axes.system.lower(), tuple(sorted(axes.properties)), axes.timing)
-
-
-@functools.lru_cache(maxsize=1)
-def _method_twin_ranks() -> dict[tuple, int]:
-    """(component, system, property, timing) → the best common-test rank of a code with a method."""
-    best: dict[tuple, int] = {}
-    for row in ranked_codes().to_dict("records"):
-        axes = concept_axes(row)
-        if axes.methods and axes.component:
-            key = _twin_key(axes)
-            best[key] = min(best.get(key, row["rank"]), row["rank"])
-    return best
-
-
-def _methodless_rank(concept: Mapping[str, object], rank: int) -> int:
-    """A method-less LOINC code's rank, or its method twins' best where that is better."""
-    if not is_loinc_code(str(concept.get("code", ""))):
-        return rank
-    axes = concept_axes(concept)
-    if axes.methods or not axes.component:
-        return rank
-    twin = _method_twin_ranks().get(_twin_key(axes), 0)
-    return min(r for r in (rank, twin) if r > 0) if rank > 0 or twin > 0 else 0
-
-
 @dataclass(frozen=True)
 class UsageScorer:
     """Prefer commonly ordered tests: LOINC's common test rank (1 = most common; 0 or blank =
@@ -182,10 +155,6 @@ class UsageScorer:
     # Given: the prior's bonus only for rows this says state no axis; a row that states one keeps
     # the tie-break alone (across languages: benchmarks/results/crosslingual-usage/RULE-2.md).
     states_an_axis: Callable[[Mapping[str, str]], bool] | None = None
-    # The list's codes carry no method where a row states none (--methods none): a method-less
-    # code borrows the best rank of its twins that differ from it only by method, whose orders
-    # LOINC counted under the method ("Platelets [#/volume] in Blood" under 777-3's).
-    methodless: bool = False
     name: str = "usage"
 
     def score(self, row: Mapping[str, str], concept: Mapping[str, object]) -> Evidence:
@@ -203,8 +172,6 @@ class UsageScorer:
             rank = 0
         if rank <= 0:  # a target without a rank column (a user's table of LOINC codes)
             rank = code_rank(str(concept.get("code", "")))
-        if self.methodless:
-            rank = _methodless_rank(concept, rank)
         hair = self.borrowed_hair if self.si else -self.borrowed_hair
         twin = "(SI twin, the list reports SI)" if self.si else "(SI twin)"
         if self.ties_only:

@@ -312,7 +312,6 @@ def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bo
     with `open_rows_only` only for rows that state no axis; `si`: towards the molar twin
     (--unit-system)."""
     usage_scorer = UsageScorer(weight=UsageScorer.weight * usage_share, ties_only=not usage, si=si,
-                               methodless=methodless,
                                states_an_axis=states_an_axis if open_rows_only else None)
     scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(), CategoryScorer(),
                usage_scorer, *text_scorers(), *usual_scorers(shares, methodless),
