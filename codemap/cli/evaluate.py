@@ -12,7 +12,7 @@ from .command import progress_bars, setup_logging, user_errors
 from .options import (INPUT, OUTPUT, Backend, BackendChoice, BatchSize, CacheDir, Device,
                       EncoderWeight, Filters, Langs, Model, Rerank, RerankTop, StandardOnly, Store,
                       MethodsOption, Target, TextCols, UnitSystem, encoder_config, rank_config,
-                      target_settings)
+                      stated, target_settings)
 
 app = typer.Typer()
 
@@ -61,8 +61,8 @@ def eval_command(
                         **target_settings(target, filters, standard_only, lang, store),
                         encoder=encoder_config(model, batch_size, device, backend),
                         rank=rank_config(encoder_weight, rerank_top=rerank_top,
-                                          unit_system=unit_system.value if unit_system else "",
-                                          methods=methods.value if methods else ""), rerank=rerank,
+                                          unit_system=stated(unit_system),
+                                          methods=stated(methods)), rerank=rerank,
                         cache_dir=cache_dir or default_cache_dir(), progress=progress_bars(quiet),
                         folds=folds if folds >= 2 else 0, drop_gold_share=drop_gold_share,
                         seed=seed)

@@ -14,7 +14,8 @@ from .options import (DECISIONS, ENGINE, EXPERIMENTAL, INPUT, OUTPUT, RANKING, B
                       BackendChoice, BatchSize, CacheDir, Device, Engine, EngineOption,
                       EncoderWeight, Filters, Langs, Model, NumGpus, RayAddress, Rerank, RerankTop,
                       StandardOnly, Store, Target, TextCols, TwoStageAbove, UnitSystem,
-                      MethodsOption, Workers, encoder_config, rank_config, ray_config, target_settings)
+                      MethodsOption, Workers, encoder_config, rank_config, ray_config, stated,
+                      target_settings)
 
 app = typer.Typer()
 
@@ -216,8 +217,7 @@ def map_command(
         **_ranking(encoder_weight, top_k, method, hide_contradicted, expand_abbreviations,
                    complete_words, hubness, approximate_above, nprobe, fp16_index,
                    two_stage_above, learned=learned_ranking, rerank_top=rerank_top,
-                   unit_system=unit_system.value if unit_system else "",
-                   methods=methods.value if methods else ""),
+                   unit_system=stated(unit_system), methods=stated(methods)),
         **_decisions(calibration, auto_accept, no_match_below, broader_below, memory, site,
                      llm_url, llm_model),
         rerank=rerank, second_stage=second_stage, local_names=local_names)

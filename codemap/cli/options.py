@@ -159,6 +159,12 @@ UnitSystem = Annotated[UnitSystemChoice | None, typer.Option(
          "tell them apart (\"Kreatinine\" → 2160-0 or 14682-9); a stated unit decides by itself.")]
 
 
+def stated(choice: Enum | None) -> str:
+    """An optional choice's value; "" when not given (a RankConfig field then left to what the
+    site's approvals say, else its default)."""
+    return choice.value if choice is not None else ""
+
+
 class MethodsChoice(str, Enum):
     usual = "usual"
     none = "none"

@@ -292,12 +292,9 @@ def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path,
             out[column] = ""
     if not Path(path).exists():
         return out, 0
-    with MappingMemory(path) as memory:
-        stored = memory.recall(vocab.id)
+    site, stored = site_decisions(path, vocab.id, site, source)
     if stored.empty:
         return out, 0
-    stored = stored.assign(site=site_of(stored))
-    site = memory_site(sorted(set(stored["site"])), site, source, path)
     names = dict(zip(vocab.concepts["code"], vocab.concepts["name"]))
     stale = deprecated_codes(vocab)
     keys = out["source_code"].astype(str) + "\x00" + out["source_text"].map(source_key)
@@ -339,18 +336,27 @@ def prefill(candidates: pd.DataFrame, vocab: Vocabulary, path: str | Path,
 _WARNED: set[str] = set()
 
 
+def site_decisions(path: str | Path, vocab_id: str, site: str | None,
+                   source: str | Path) -> tuple[str | None, pd.DataFrame]:
+    """(the site whose decisions serve the list `source` — memory_site —, every stored decision
+    on one target with its `site`): what pre-filling and a site's conventions read."""
+    with MappingMemory(path) as memory:
+        stored = memory.recall(vocab_id)
+    if stored.empty:
+        return None, stored
+    stored = stored.assign(site=site_of(stored))
+    return memory_site(sorted(set(stored["site"])), site, source, path), stored
+
+
 def site_approvals(path: str | Path, vocab_id: str, site: str | None,
                    source: str | Path) -> tuple[str | None, list[tuple[str, str]]]:
     """(the site whose decisions serve a list — memory_site —, the (source text, target code)
     pairs its reviewers approved onto one target): what a site's conventions are learned from
     (codemap.domains: `conventions`). Approvals made by `--approve-above` or `--auto-accept` are
     not a reviewer's and teach nothing."""
-    with MappingMemory(path) as memory:
-        stored = memory.recall(vocab_id)
+    site, stored = site_decisions(path, vocab_id, site, source)
     if stored.empty:
         return None, []
-    stored = stored.assign(site=site_of(stored))
-    site = memory_site(sorted(set(stored["site"])), site, source, path)
     mine = stored[(stored["site"] == site) & (stored["decision"] == "approved")
                   & (stored["automatic"] == 0)]
     return site, list(zip(mine["source_text"], mine["target_code"]))
