@@ -105,6 +105,13 @@ CROSSLINGUAL = {
     # by hand on 2026-11-28 with the built-in codes of each (issue #52), by the developer who
     # built the specimen reading: a check of that reading, not a fresh figure.
     "stated_specimen_en": (DATA / "stated_specimen_en.tsv", "LOINC", "loinc_code", ("label",)),
+    # 16 report names each in German, Spanish, French and Portuguese that state a specimen in the
+    # forms hospital lists write it (a word, an adjective, "i.U.", "(U)", a compound, "24 horas"),
+    # written by hand on 2026-11-30 with the built-in codes of each (mass and moles twins both
+    # right), before the specimen words learned from the WHO ICD-10 titles were built: a check of
+    # that reading by the developer who built it, not a fresh figure.
+    **{f"stated_specimen_{lang}": (DATA / f"stated_specimen_{lang}.tsv", "LOINC", "loinc_code",
+                                   ("label",)) for lang in ("de", "es", "fr", "pt")},
 }
 # Lab lists of two Python packages (recipes/build_package_lab_lists.py, first read 2026-11-30,
 # scored once: benchmarks/results/package-labs/FRESH.md): a simulator's everyday aliases ("Plt",
