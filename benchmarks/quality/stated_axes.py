@@ -72,6 +72,25 @@ def _switch(args) -> None:
         hybrid.FAMILY_SEEDS = args.families
     if args.drug_form_tier is not None:
         agreement.TIER_FORM_CONTRADICT = args.drug_form_tier
+    if args.without_specimen_forms:
+        specimen_forms_off(args.without_specimen_forms.split(","))
+
+
+def specimen_forms_off(pieces: list[str]) -> None:
+    """Turn off pieces of the specimen-forms reading (benchmarks/results/specimen-words/RULE.md):
+    "words" (learned from other languages, with their hour words), "compounds", "cuts"."""
+    from codemap.domains.lab import loinc
+    from codemap.domains.lab.specimens import Specimen
+
+    unknown = set(pieces) - {"words", "compounds", "cuts"}
+    if unknown:
+        raise SystemExit(f"unknown specimen-form pieces: {sorted(unknown)}")
+    if "words" in pieces:
+        loinc.foreign_spellings, loinc.hour_words = (lambda: []), (lambda: frozenset())
+    if "compounds" in pieces:
+        loinc.split_compounds = lambda words, table: words
+    if "cuts" in pieces:
+        loinc._cut_specimen = lambda text: Specimen()
 
 
 def main(argv=None) -> int:
@@ -82,6 +101,9 @@ def main(argv=None) -> int:
                         "binds (columns.BINDING; default: as shipped; 'none' for none)")
     parser.add_argument("--families", type=int, help="hybrid.FAMILY_SEEDS (0: no family pool)")
     parser.add_argument("--drug-form-tier", type=int, help="agreement.TIER_FORM_CONTRADICT")
+    parser.add_argument("--without-specimen-forms", default="",
+                        help="comma-separated pieces of the specimen-forms reading to turn off: "
+                             "words, compounds, cuts")
     args = parser.parse_args(argv)
     _switch(args)
     results = []

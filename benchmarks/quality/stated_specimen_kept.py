@@ -46,7 +46,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("output")
     parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--without-specimen-forms", default="",
+                        help="pieces to turn off (stated_axes.specimen_forms_off)")
     args = parser.parse_args()
+    if args.without_specimen_forms:
+        stated_axes.specimen_forms_off(args.without_specimen_forms.split(","))
     from codemap.vocab import builtin_loinc
 
     concepts = builtin_loinc().concepts

@@ -27,6 +27,7 @@ import pandas as pd
 from ...vocab.vocabulary import shipped_top2000
 from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
                    without_accents)
+from .specimen_forms import cut_spelling, foreign_spellings, hour_words, split_compounds
 from .specimens import Specimen, SpecimenTable, read_specimen, system_specimen
 from .units import parse_unit
 
@@ -51,7 +52,8 @@ METHOD_SYNONYMS = {"dipstick": "strip", "calc": "calculation", "calculated": "ca
                    "naat": "amplification"}
 # Text timing: "24 hr", "24h", "24-hour"; "random"/"spot" is a point in time. Hours "post" or
 # "after" something ("1h p 50 g Glc") time a challenge sample, not a collection period.
-_HOURS = re.compile(r"\b(\d{1,2})\s*-?\s*(?:h|hr|hrs|hour|hours|std)\b(?! (?:p|pc|post|after|nach)\b)")
+# Other languages' words for "hours" are learned (specimen_forms.hour_words: "horas", "heures").
+_HOUR_WORDS = ("h", "hr", "hrs", "hour", "hours", "std")
 _POINT_WORDS = {"random", "spot"}
 # In a label, "Red/White Blood Cells" name cells (an analyte), not the specimen "Blood".
 _BLOOD_CELLS = re.compile(r" blood cells? ")
@@ -479,10 +481,25 @@ def row_specimen_table() -> SpecimenTable:
     learned = [(word, system) for word, system in short_name_readings()[1].items()
                if word not in _TEXT_NOT_SPECIMEN and word not in _analyte_words()]
     learned += [(german.strip(), english) for german, english in variant_systems().items()]
+    learned += _by_group_order(foreign_spellings())
     read = [(word, system_specimen_of(system)) for word, system in learned]
     return SpecimenTable(tuple([s for s in table.spellings if s[0] not in _TEXT_NOT_SPECIMEN]
                                + [(w, s) for w, s in read if s.group]), table.qualifiers,
                          _analyte_words())
+
+
+def _by_group_order(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(word, English spelling) pairs in the order the table tries groups: body fluids and blood
+    last, so "liquido cefalorraquideo" reads as CSF, not as a body fluid."""
+    last = {"fluid": 1, "blood": 2}
+    return sorted(words, key=lambda pair: last.get(system_specimen_of(pair[1]).group, 0))
+
+
+@functools.lru_cache(maxsize=1)
+def _group_codes() -> Counter:
+    """Built-in codes per specimen group of their system (what a cut word's reading weighs)."""
+    return Counter(system_specimen_of(_system_of(n.split(" --")[0])).group
+                   for n in ranked_codes()["name"])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -502,7 +519,7 @@ def specimen_group_of_system(system: str) -> str:
 def text_axes(text: str) -> Axes:
     """What a lab label says about the LOINC axes ("Glucose, 24 hr Urine" → urine, 24H)."""
     words = fold(text)
-    specimen = text_specimen(words)
+    specimen = text_specimen(words) or _cut_specimen(str(text))
     read = {"system": (specimen.group, specimen.said), "property": _text_properties(str(text), words),
             "timing": _text_timing(words), "method": _text_methods(words)}
     said = {axis: cue for axis, (value, cue) in read.items() if value}
@@ -513,8 +530,16 @@ def text_axes(text: str) -> Axes:
 
 def text_specimen(words: str) -> Specimen:
     """The specimen the folded text states (row_specimen_table), "Red/White Blood Cells" read
-    as cells, not as blood."""
-    return read_specimen(_BLOOD_CELLS.sub(" ", words), row_specimen_table())
+    as cells, not as blood, a compound's specimen head as its own word ("Sammelurin")."""
+    table = row_specimen_table()
+    return read_specimen(split_compounds(_BLOOD_CELLS.sub(" ", words), table), table)
+
+
+def _cut_specimen(text: str) -> Specimen:
+    """The specimen of a cut word ending the row ("Kalium i.U."), said as written."""
+    spelling, written = cut_spelling(text, row_specimen_table(), _group_codes().__getitem__)
+    found = read_specimen(f" {spelling} ", row_specimen_table()) if spelling else Specimen()
+    return Specimen(found.group, found.qualifier, written) if found else found
 
 
 def _text_properties(text: str, words: str) -> tuple[frozenset, str]:
@@ -539,8 +564,16 @@ def _text_properties(text: str, words: str) -> tuple[frozenset, str]:
     return frozenset(found), ", ".join(cues)
 
 
+@functools.lru_cache(maxsize=1)
+def _hours() -> re.Pattern:
+    """"24 hr", "24h", "24-hour", "24 horas"; not hours "post" or "after" something ("1h p 50 g
+    Glc"), which time a challenge sample, not a collection period."""
+    words = "|".join(sorted({*_HOUR_WORDS, *hour_words()}, key=len, reverse=True))
+    return re.compile(rf"\b(\d{{1,2}})\s*-?\s*(?:{words})\b(?! (?:p|pc|post|after|nach)\b)")
+
+
 def _text_timing(words: str) -> tuple[str, str]:
-    hours = _HOURS.search(words)
+    hours = _hours().search(words)
     if hours:
         return f"{int(hours.group(1))}H", hours.group(0).strip()
     point = next((w for w in words.split() if w in _POINT_WORDS), "")
