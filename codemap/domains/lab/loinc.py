@@ -421,7 +421,7 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
             parts.append((axes.component, axes.system, next(iter(axes.properties), "")))
         else:
             component, system, suffix = short_name_parts(str(name), systems)
-            system_long = systems.get(fold(system).strip(), system)
+            component, system_long = _hours_apart(component, systems.get(fold(system).strip(), system))
             parts.append((components.get(fold(component).strip(), component.lower()),
                           system_long, suffixes.get(suffix.lower(), "")))
             long = f"{component} in {system_long}" if system_long else ""
@@ -434,6 +434,18 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
     concepts["component"] = read
     concepts["system"], concepts["property"] = ([p[i] for p in parts] for i in (1, 2))
     return concepts
+
+
+_SHORT_HOURS = re.compile(r"^(.*\S)\s+(\d{1,2})h$")
+
+
+def _hours_apart(component: str, system: str) -> tuple[str, str]:
+    """A short name's hours word before its system ("Mg 24h Ur") is the code's timing: the
+    component without it, and the system as the long names write it ("24 hour Urine")."""
+    found = _SHORT_HOURS.match(component.strip())
+    if not found or not system:
+        return component, system
+    return found.group(1), f"{found.group(2)} hour {system}"
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,107 @@
+"""How a row writes its specimen besides the specimen table's own words: in another language's
+word, as the head of a compound, or cut short (issue #52, benchmarks/results/specimen-words/).
+
+- **Words of other languages** learned from the WHO ICD-10's parallel titles
+  (recipes/build_specimen_words.py, `data/loinc/specimen_words.tsv`): "orina" turns up in the
+  Spanish titles of the codes whose English titles say "urine", so it is read as "urine"; "horas"
+  and "heures" likewise as "hours".
+- **Compound heads**: German and Dutch join a specimen word to what qualifies it ("Sammelurin",
+  "Vollblut", "verzamelurine"); a word that ends with a specimen spelling after a few letters
+  reads as that spelling, unless it is a word of a LOINC component (an organism, "Toxoplasma", or
+  a drug, "Thiopurine": the recipe lists them from every LOINC code). The words learned from
+  other languages are no heads: Spanish and Portuguese do not compound, and "recto" ends
+  "correcto".
+- **Cut words**: "Kalium i.U.", "Glucose i.Liq." cut the specimen word to its first letters
+  after a cut preposition. The last token of a row, one to four letters from a capital ending
+  with a dot, right after a one-letter lower-case abbreviation (and any other such cuts:
+  "i.Sp.U."), reads as the spellings it begins when one specimen group holds nearly all the
+  built-in codes that those spellings name ("U." → urine, "S." → serum: the blood group holds
+  far more codes than sputum, stool and sweat; "Liq." begins "liquor" and the learned
+  "líquido", a body fluid, and is left unread). Elsewhere a short token with a dot is too often an element ("Na.", "K."),
+  a vitamin ("Vit. D.") or an acronym ("M.C.V."), so it is not read.
+
+Nothing names a test; the tables are read off the ICD-10 titles, LOINC's components and the
+specimen table.
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import re
+from importlib import resources
+from typing import Callable, Iterable
+
+from .specimens import SpecimenTable
+
+MIN_HEAD, MIN_REST = 4, 3  # letters of a compound's specimen head, and before it
+DOMINANT = 0.9  # a cut is read when one group holds this share of the codes its spellings name
+# The row's last token, a capitalised cut of one to four letters, after a one-letter lower-case
+# cut ("i.U.", "i.Sp.U."); not within a run of capital initials ("e.G.F.R.").
+_CUT = re.compile(r"(?<![\w.])[a-z]\.(?:[A-Z][a-z]{0,3}\.)*([A-Z][a-z]{0,3})\.\s*$")
+_INITIALS = re.compile(r"(?:[A-Z]\.){2,}\s*$")
+
+
+@functools.lru_cache(maxsize=1)
+def _learned() -> dict[str, list[tuple[str, str]]]:
+    """kind → [(word, english)] of the shipped table (specimen, hours, not_compound)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    with (resources.files("codemap") / "data" / "loinc" / "specimen_words.tsv").open(
+            encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            out.setdefault(row["kind"], []).append((row["word"], row["english"]))
+    return out
+
+
+def foreign_spellings() -> list[tuple[str, str]]:
+    """(word of another language, the English specimen spelling it translates), as learned."""
+    return list(_learned().get("specimen", []))
+
+
+@functools.lru_cache(maxsize=1)
+def hour_words() -> frozenset[str]:
+    """Words of other languages for "hours" ("horas", "heures", "stunden"), as learned."""
+    return frozenset(word for word, _ in _learned().get("hours", []))
+
+
+@functools.lru_cache(maxsize=1)
+def _not_compounds() -> frozenset[str]:
+    return frozenset(word for word, _ in _learned().get("not_compound", []))
+
+
+def single_word_spellings(table: SpecimenTable) -> set[str]:
+    """The table's spellings that are one word of MIN_HEAD letters or more."""
+    return {s for s, _ in table.spellings if s.isalpha() and len(s) >= MIN_HEAD}
+
+
+def split_compounds(words: str, table: SpecimenTable) -> str:
+    """Folded `words` with each compound's specimen head written apart ("sammel urin")."""
+    heads = sorted(single_word_spellings(table) - {w for w, _ in foreign_spellings()},
+                   key=len, reverse=True)
+    return " ".join(_split(token, heads, table.unbent) for token in words.split()).join("  ")
+
+
+def _split(token: str, heads: list[str], analytes: Iterable[str]) -> str:
+    if len(token) < MIN_HEAD + MIN_REST or not token.isalpha() or token in analytes \
+            or token in _not_compounds():
+        return token
+    head = next((h for h in heads if token.endswith(h) and len(token) - len(h) >= MIN_REST), "")
+    return f"{token[:-len(head)]} {head}" if head else token
+
+
+def cut_spelling(text: str, table: SpecimenTable, codes_of_group: Callable[[str], int]) -> tuple[str, str]:
+    """(the spelling a row's last token is cut from, the token as written), or ("", "")."""
+    found = _CUT.search(text)
+    if not found or _INITIALS.search(text):
+        return "", ""
+    cut = found.group(1).lower()
+    begun = [(s, spec.group) for s, spec in table.spellings
+             if s.isalpha() and len(s) >= MIN_HEAD and s.startswith(cut)]
+    groups = {group for _, group in begun}
+    weight = {group: codes_of_group(group) for group in groups}
+    total = sum(weight.values())
+    if not total:
+        return "", ""
+    top = max(weight, key=weight.get)
+    if weight[top] < DOMINANT * total:
+        return "", ""
+    return next(s for s, group in begun if group == top), f"{found.group(1)}."
