@@ -28,6 +28,8 @@ runner = CliRunner()
     ("pO2 arteriell", "blood", "arterial"),
     ("Cord blood pH", "blood", "cord"),
     ("Chloride Sweat", "sweat", ""),           # a short name's system word
+    ("PO2-BldA", "blood", "arterial"),         # a short name's word for a qualified blood
+    ("O2 Sat BldV", "blood", "venous"),
     ("Red blood cell count", "", ""),          # cells, not the specimen
     ("Sodium", "", ""),
 ])
@@ -109,3 +111,11 @@ def test_stated_specimens_keep_their_candidates_through_the_cli(tmp_path, shared
                                            "4": "2342-4", "5": "2828-2"}
     contradicted = frame[frame["explanation"].str.contains("✘")]
     assert (pd.to_numeric(contradicted["confidence"]) <= CONTRADICTED_CAP).all()
+
+
+def test_short_name_system_words_are_learned_in_either_order():
+    from codemap.domains.lab.loinc import short_name_readings
+
+    systems = short_name_readings()[1]
+    assert systems["blda"] == "Arterial blood" and systems["bldcov"] == "Venous cord blood"
+    assert "est" not in systems  # "Blood Estimated from glycated hemoglobin" spells no "est"

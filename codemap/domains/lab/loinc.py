@@ -182,7 +182,13 @@ def _method_stems(naming: dict[str, set], analyte: set[str]) -> dict[str, frozen
 
 
 def _spells(word: str, system: str) -> bool:
-    """`word` starts like `system` and its letters follow in order ("urns" in "urine sediment")."""
+    """`word` starts like `system` and its letters follow in order ("urns" in "urine sediment"),
+    or the system's words in reverse: an English name puts its noun last, a short name first
+    ("BldA" for "Arterial blood", "BldCoV" for "Venous cord blood")."""
+    return _spells_in_order(word, system) or _spells_in_order(word, " ".join(system.split()[::-1]))
+
+
+def _spells_in_order(word: str, system: str) -> bool:
     if not system.startswith(word[0]):
         return False
     rest = iter(system)
