@@ -119,3 +119,20 @@ def test_short_name_system_words_are_learned_in_either_order():
     systems = short_name_readings()[1]
     assert systems["blda"] == "Arterial blood" and systems["bldcov"] == "Venous cord blood"
     assert "est" not in systems  # "Blood Estimated from glycated hemoglobin" spells no "est"
+
+
+def test_a_stated_quantitative_scale_binds_against_presence_codes():
+    from codemap.domains.lab.loinc import property_scales
+
+    scales = property_scales()  # learned from the German variant's SCALE, by property
+    assert scales["PrThr"] == scales["Imp"] == "Ord" and scales["MCnc"] == scales["ACnc"] == "Qn"
+    assert "Titr" not in scales  # semi-quantitative: says nothing
+    assert text_axes("Mumps IgG Ser Qn EIA").scale == "Qn" and text_axes("HCV Quant PCR").scale
+    assert not text_axes("Mumps IgG Ser").scale
+    scale = TextAxisScorer("text_scale", 0.03, -0.05)
+    row = {"text": "Mumps IgG Ser Qn EIA", "unit": "[IU]/mL"}  # read beside a unit column too
+    presence = scale.score(row, {"code": "7966-5", "name": "Mumps virus IgG Ab [Presence] in Serum"})
+    amount = scale.score(row, {"code": "40749-4",
+                               "name": "Mumps virus IgG Ab [Units/volume] in Serum by Immunoassay"})
+    assert presence.contradicts and presence.tier < 0 and "(Ord) ✘" in presence.reason
+    assert not amount.contradicts and amount.adjust > 0

@@ -259,7 +259,7 @@ def eval_methods(base: RankConfig, drugs: bool = False) -> dict[str, RankConfig]
         "hybrid + abbreviations": replace(plain, method="hybrid", expand_abbreviations=True),
         "hybrid + completed words": replace(plain, method="hybrid", complete_words=True),
         "hybrid + text axes": replace(plain, method="hybrid", evidence_off=only(
-            "text_specimen", "text_property", "text_timing", "text_method")),
+            "text_specimen", "text_property", "text_timing", "text_method", "text_scale")),
         "hybrid + usual variant": replace(plain, method="hybrid", evidence_off=only(
             "usual_specimen", "usual_method")),
         "hybrid + component back-off": replace(plain, method="hybrid",

@@ -55,6 +55,12 @@ METHOD_SYNONYMS = {"dipstick": "strip", "calc": "calculation", "calculated": "ca
 # Other languages' words for "hours" are learned (specimen_forms.hour_words: "horas", "heures").
 _HOUR_WORDS = ("h", "hr", "hrs", "hour", "hours", "std")
 _POINT_WORDS = {"random", "spot"}
+# A quantitative result, as LOINC's short names and local names write its scale ("Qn").
+_QUANTITATIVE_WORDS = {"qn", "quant", "quantitative"}
+# The German variant's SCALE values: quantitative, or a kind of unquantified result. Its
+# "Semiquantitativ" (titers) and "Ordinal oder Quantitativ" (susceptibilities) are neither.
+_VARIANT_SCALES = {"Quantitativ": "Qn", "Ordinal": "Ord", "Nominal": "Ord", "Freitext": "Ord",
+                   "Dokument": "Ord"}
 # In a label, "Red/White Blood Cells" name cells (an analyte), not the specimen "Blood".
 _BLOOD_CELLS = re.compile(r" blood cells? ")
 # In a label, "RBC" is an analyte (a red-cell count), not a specimen as in LOINC's systems.
@@ -83,6 +89,7 @@ class Axes:
     timing: str = ""  # "24H", "Pt"…
     methods: frozenset = frozenset()  # method phrases, lower case ("" = no method)
     said: Mapping = None  # axis → the text's words ("24 hr", "serum", "(%)")
+    scale: str = ""  # a text's stated scale: "Qn" ("Qn", "quant"); a code's is its property's
 
 
 def fold(text: str) -> str:
@@ -539,11 +546,12 @@ def text_axes(text: str) -> Axes:
     words = fold(text)
     specimen = text_specimen(words) or _cut_specimen(str(text))
     read = {"system": (specimen.group, specimen.said), "property": _text_properties(str(text), words),
-            "timing": _text_timing(words), "method": _text_methods(words)}
+            "timing": _text_timing(words), "method": _text_methods(words),
+            "scale": _text_scale(words)}
     said = {axis: cue for axis, (value, cue) in read.items() if value}
-    (_, (properties, _), (timing, _), (methods, _)) = read.values()
+    (_, (properties, _), (timing, _), (methods, _), (scale, _)) = read.values()
     return Axes(group=specimen.group, qualifier=specimen.qualifier, properties=properties,
-                timing=timing, methods=methods, said=said)
+                timing=timing, methods=methods, said=said, scale=scale)
 
 
 def text_specimen(words: str) -> Specimen:
@@ -596,6 +604,31 @@ def _text_timing(words: str) -> tuple[str, str]:
         return f"{int(hours.group(1))}H", hours.group(0).strip()
     point = next((w for w in words.split() if w in _POINT_WORDS), "")
     return ("Pt", point) if point else ("", "")
+
+
+def _text_scale(words: str) -> tuple[str, str]:
+    """A quantitative result stated as LOINC's short names write it ("Mumps IgG Ser Qn")."""
+    word = next((w for w in words.split() if w in _QUANTITATIVE_WORDS), "")
+    return ("Qn", word) if word else ("", "")
+
+
+@functools.lru_cache(maxsize=1)
+def property_scales() -> dict[str, str]:
+    """PROPERTY → its scale, "Qn" or "Ord", learned by code from the German variant's SCALE
+    (the only shipped source of it): a property whose codes (≥ 3) are ≥ 90 % quantitative, or
+    ≥ 90 % ordinal, nominal, free text or document ("PrThr", "Imp"). Titers (semi-quantitative),
+    susceptibilities (ordinal or quantitative) and rare properties say nothing."""
+    variant = linguistic_variant()
+    english = ranked_codes().drop_duplicates("code").set_index("code")["name"].map(property_from_name)
+    pairs = pd.DataFrame({"property": variant["code"].map(english).fillna(""),
+                          "scale": variant["scale"].map(_VARIANT_SCALES).fillna("")})
+    pairs = pairs[(pairs["property"] != "") & (pairs["scale"] != "")]
+    scales = {}
+    for prop, found in pairs.groupby("property")["scale"]:
+        counts = found.value_counts()
+        if len(found) >= 3 and counts.iloc[0] >= 0.9 * len(found):
+            scales[prop] = counts.index[0]
+    return scales
 
 
 def _text_methods(words: str) -> tuple[frozenset, str]:

@@ -3,7 +3,8 @@
 Same interface as the scorers of codemap.labs (`name`, `score`, `for_row`), one scorer per signal
 so a learned ranker can weigh each on its own:
 
-- specimen (the row's specimen column), text_specimen, text_property, text_timing, text_method:
+- specimen (the row's specimen column), text_specimen, text_property, text_timing, text_method,
+  text_scale:
   what the row states read as LOINC axes (codemap.domains.lab.loinc) against the candidate's
   axes; agreement is a bonus, a contradiction a malus, with the reason ("specimen urine, from
   'Urinary'; candidate is Serum or Plasma ✘"). A fact the row also gives in a column (a specimen
@@ -30,7 +31,7 @@ from ..evidence import NO_EVIDENCE, Evidence
 from .columns import CategoryScorer, UnitScorer, contradiction_tier
 from .commonness import Shares, UsageScorer, usage_shares
 from .loinc import (Axes, component_parts, concept_axes, fold, is_loinc_code, long_name_system,
-                    system_specimen_of, text_axes, text_specimen)
+                    property_scales, system_specimen_of, text_axes, text_specimen)
 from .specimens import Specimen
 from .units import parse_unit
 
@@ -110,6 +111,12 @@ AXES = {
                          lambda a: a.timing),
     "text_method": _Axis("method", lambda t: t.methods, lambda a: _first(a.methods),
                          lambda t, v: v in t, lambda a: f"by {_first(a.methods)}"),
+    # A scale the text states ("Qn") against the one the candidate's property has: a presence
+    # or interpretation code is no quantitative result, whatever unit the row carries.
+    "text_scale": _Axis("scale", lambda t: t.scale,
+                        lambda a: property_scales().get(_first(a.properties), ""),
+                        lambda t, v: t == v,
+                        lambda a: f"{_first(a.properties)} ({property_scales()[_first(a.properties)]})"),
 }
 
 
@@ -291,10 +298,11 @@ class ComponentBackoff(_BoundScorer):
 
 
 def text_scorers() -> list:
-    """The four text-axis scorers: the size of the column scorers' adjustment for the same fact,
+    """The five text-axis scorers: the size of the column scorers' adjustment for the same fact,
     smaller where the text is a weaker witness ("count" may name a percentage panel)."""
     return [TextAxisScorer("text_specimen", 0.03, -0.08), TextAxisScorer("text_property", 0.03, -0.05),
-            TextAxisScorer("text_timing", 0.03, -0.08), TextAxisScorer("text_method", 0.03, -0.03)]
+            TextAxisScorer("text_timing", 0.03, -0.08), TextAxisScorer("text_method", 0.03, -0.03),
+            TextAxisScorer("text_scale", 0.03, -0.05)]
 
 
 def usual_scorers(shares: Shares | None = None, methodless: bool = False) -> list:
