@@ -88,7 +88,7 @@ def specimen_forms_off(pieces: list[str]) -> None:
     if "words" in pieces:
         loinc.foreign_spellings, loinc.hour_words = (lambda: []), (lambda: frozenset())
     if "compounds" in pieces:
-        loinc.split_compounds = lambda words, table: words
+        loinc.split_compounds = lambda words, heads, analytes: words
     if "cuts" in pieces:
         loinc._cut_specimen = lambda text: Specimen()
 

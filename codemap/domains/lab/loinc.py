@@ -27,7 +27,8 @@ import pandas as pd
 from ...vocab.vocabulary import shipped_top2000
 from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
                    without_accents)
-from .specimen_forms import cut_spelling, foreign_spellings, hour_words, split_compounds
+from .specimen_forms import (compound_heads, cut_spelling, foreign_spellings, hour_words,
+                             split_compounds)
 from .specimens import Specimen, SpecimenTable, read_specimen, system_specimen
 from .units import parse_unit
 
@@ -558,7 +559,13 @@ def text_specimen(words: str) -> Specimen:
     """The specimen the folded text states (row_specimen_table), "Red/White Blood Cells" read
     as cells, not as blood, a compound's specimen head as its own word ("Sammelurin")."""
     table = row_specimen_table()
-    return read_specimen(split_compounds(_BLOOD_CELLS.sub(" ", words), table), table)
+    return read_specimen(split_compounds(_BLOOD_CELLS.sub(" ", words), _compound_heads(), table.unbent),
+                         table)
+
+
+@functools.lru_cache(maxsize=1)
+def _compound_heads() -> tuple[str, ...]:
+    return compound_heads(row_specimen_table())
 
 
 def _cut_specimen(text: str) -> Specimen:

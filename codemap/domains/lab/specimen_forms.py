@@ -73,14 +73,20 @@ def single_word_spellings(table: SpecimenTable) -> set[str]:
     return {s for s, _ in table.spellings if s.isalpha() and len(s) >= MIN_HEAD}
 
 
-def split_compounds(words: str, table: SpecimenTable) -> str:
-    """Folded `words` with each compound's specimen head written apart ("sammel urin")."""
-    heads = sorted(single_word_spellings(table) - {w for w, _ in foreign_spellings()},
-                   key=len, reverse=True)
-    return " ".join(_split(token, heads, table.unbent) for token in words.split()).join("  ")
+def compound_heads(table: SpecimenTable) -> tuple[str, ...]:
+    """The spellings a compound may end with, longest first: the table's single words less the
+    words learned from other languages."""
+    return tuple(sorted(single_word_spellings(table) - {w for w, _ in foreign_spellings()},
+                        key=len, reverse=True))
 
 
-def _split(token: str, heads: list[str], analytes: Iterable[str]) -> str:
+def split_compounds(words: str, heads: tuple[str, ...], analytes: frozenset) -> str:
+    """Folded `words` with each compound's specimen head (of `heads`) written apart ("sammel
+    urin"); `analytes` (words of components) are never compounds."""
+    return " ".join(_split(token, heads, analytes) for token in words.split()).join("  ")
+
+
+def _split(token: str, heads: tuple[str, ...], analytes: Iterable[str]) -> str:
     if len(token) < MIN_HEAD + MIN_REST or not token.isalpha() or token in analytes \
             or token in _not_compounds():
         return token
