@@ -14,8 +14,9 @@ numerals are left out on both sides), Dice ≥ 0.6, the two share ≥ 3 titles, 
 four letters or more and is not the English word itself. Nothing here is fitted on a lab list.
 
 The second kind of row: words of LOINC components (all 93,600 codes of the core table) that end
-with a specimen spelling after three letters or more ("Toxoplasma", "Thiopurine"): an organism
-or a drug, not a compound of a specimen ("Sammelurin"), so the compound reading leaves them.
+with a compound head after three letters or more ("Toxoplasma", "Thiopurine", "Sunburns"): an
+organism, a drug or a plant, not a compound of a specimen ("Sammelurin"), so the compound
+reading leaves them.
 
     python recipes/build_specimen_words.py ../shared/data/loinc-core-2col/LoincTableCore_LOINC_NUM_COMPONENT.csv \
         --out codemap/data/loinc/specimen_words.tsv
@@ -27,8 +28,8 @@ import csv
 from collections import defaultdict
 from pathlib import Path
 
-from codemap.domains.lab.loinc import fold, specimen_table
-from codemap.domains.lab.specimen_forms import MIN_HEAD, MIN_REST, single_word_spellings
+from codemap.domains.lab.loinc import fold, row_specimen_table, specimen_table
+from codemap.domains.lab.specimen_forms import MIN_HEAD, MIN_REST, foreign_spellings, single_word_spellings
 
 LANGS = ("de", "es", "fr", "pt", "vi")  # written with spaces between words
 MIN_DICE, MIN_SHARED, MIN_LETTERS = 0.6, 3, 4
@@ -87,9 +88,11 @@ def learned_words() -> list[list]:
     return rows
 
 
-def not_compounds(core: Path) -> list[list]:
-    """Component words that end with a specimen spelling (organisms, drugs), from every code."""
-    heads = single_word_spellings(specimen_table())
+def not_compounds(core: Path, learned: set[str]) -> list[list]:
+    """Component words that end with a compound head (organisms, drugs), from every code. The
+    heads are the compound reading's (specimen_forms.compound_heads): the row table's single
+    words less every word learned from another language, the ones shipped and `learned` now."""
+    heads = single_word_spellings(row_specimen_table()) - {w for w, _ in foreign_spellings()} - learned
     words = set()
     with core.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
@@ -104,7 +107,8 @@ def main() -> None:
     parser.add_argument("core", type=Path, help="LoincTableCore_LOINC_NUM_COMPONENT.csv")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    rows = learned_words() + not_compounds(args.core)
+    words = learned_words()
+    rows = words + not_compounds(args.core, {row[1] for row in words if row[0] == "specimen"})
     with args.out.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(["kind", "word", "source", "english", "dice", "shared_titles"])
