@@ -28,7 +28,7 @@ runner = CliRunner()
     ("Thiopurine methyltransferase", "", ""),                 # a drug, likewise
     ("Coombs directo", "", ""),                               # a learned word is no head
     ("Natrium i.S.", "blood", "S."),          # serum: blood holds most codes its spellings name
-    ("Glucose i.Liq.", "", ""),               # liquor (CSF) or the learned líquido (fluid)
+    ("Glucose i.Liq.", "csf", "Liq."),        # liquor; the learned líquido does not compete
     ("Serum Na.", "blood", "serum"),                          # "Na." is no cut
     ("M.C.V.", "", ""),                                       # capital initials: an acronym
     ("e.G.F.R.", "", ""),

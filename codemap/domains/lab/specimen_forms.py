@@ -16,8 +16,9 @@ word, as the head of a compound, or cut short (issue #52, benchmarks/results/spe
   with a dot, right after a one-letter lower-case abbreviation (and any other such cuts:
   "i.Sp.U."), reads as the spellings it begins when one specimen group holds nearly all the
   built-in codes that those spellings name ("U." → urine, "S." → serum: the blood group holds
-  far more codes than sputum, stool and sweat; "Liq." begins "liquor" and the learned
-  "líquido", a body fluid, and is left unread). Elsewhere a short token with a dot is too often an element ("Na.", "K."),
+  far more codes than sputum, stool and sweat; "Liq." → liquor). The words learned from other
+  languages do not compete: the "i.X." form is German, and "líquido" would make "Liq." a body
+  fluid as often as CSF. Elsewhere a short token with a dot is too often an element ("Na.", "K."),
   a vitamin ("Vit. D.") or an acronym ("M.C.V."), so it is not read.
 
 Nothing names a test; the tables are read off the ICD-10 titles, LOINC's components and the
@@ -100,8 +101,9 @@ def cut_spelling(text: str, table: SpecimenTable, codes_of_group: Callable[[str]
     if not found or _INITIALS.search(text):
         return "", ""
     cut = found.group(1).lower()
+    foreign = {w for w, _ in foreign_spellings()}  # "i.Liq." is German: no Spanish "líquido"
     begun = [(s, spec.group) for s, spec in table.spellings
-             if s.isalpha() and len(s) >= MIN_HEAD and s.startswith(cut)]
+             if s.isalpha() and len(s) >= MIN_HEAD and s.startswith(cut) and s not in foreign]
     groups = {group for _, group in begun}
     weight = {group: codes_of_group(group) for group in groups}
     total = sum(weight.values())
