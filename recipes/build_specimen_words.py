@@ -29,7 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from codemap.domains.lab.loinc import fold, row_specimen_table, specimen_table
-from codemap.domains.lab.specimen_forms import MIN_HEAD, MIN_REST, foreign_spellings, single_word_spellings
+from codemap.domains.lab.specimen_forms import MIN_HEAD, MIN_REST, foreign_words, single_word_spellings
 
 LANGS = ("de", "es", "fr", "pt", "vi")  # written with spaces between words
 MIN_DICE, MIN_SHARED, MIN_LETTERS = 0.6, 3, 4
@@ -92,7 +92,7 @@ def not_compounds(core: Path, learned: set[str]) -> list[list]:
     """Component words that end with a compound head (organisms, drugs), from every code. The
     heads are the compound reading's (specimen_forms.compound_heads): the row table's single
     words less every word learned from another language, the ones shipped and `learned` now."""
-    heads = single_word_spellings(row_specimen_table()) - {w for w, _ in foreign_spellings()} - learned
+    heads = single_word_spellings(row_specimen_table()) - foreign_words() - learned
     words = set()
     with core.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):

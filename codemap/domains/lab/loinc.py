@@ -266,16 +266,31 @@ def bracket_properties() -> dict[str, str]:
     ("[Masse/Volumen]"), learned by code from the English long names of the same codes. A
     variant phrase is kept when it names at least 3 codes and 90% of them agree on one property."""
     table = {fold(words): code for words, code in PROPERTY_WORDS.items()}
-    english = ranked_codes().set_index("code")["name"].map(property_from_name)
     variant = linguistic_variant()
-    pairs = pd.DataFrame({"phrase": variant["long_common_name"].str.extract(_BRACKETS)[0],
-                          "property": variant["code"].map(english)}).dropna()
-    pairs = pairs[pairs["property"] != ""]
-    for phrase, properties in pairs.groupby(pairs["phrase"].map(fold))["property"]:
-        counts = properties.value_counts()
-        if len(properties) >= 3 and counts.iloc[0] >= 0.9 * len(properties):
-            table.setdefault(phrase, counts.index[0])
+    phrases = variant["long_common_name"].str.extract(_BRACKETS)[0].dropna().map(fold)
+    for phrase, code in _agreed(phrases, variant["code"].map(_english_properties())).items():
+        table.setdefault(phrase, code)
     return table
+
+
+@functools.lru_cache(maxsize=1)
+def _english_properties() -> pd.Series:
+    """Built-in code → the PROPERTY its English long name brackets ("" where none)."""
+    return ranked_codes().drop_duplicates("code").set_index("code")["name"].map(property_from_name)
+
+
+def _agreed(keys: pd.Series, values: pd.Series, least: int = 3, share: float = 0.9) -> dict:
+    """Key → the value that at least `share` of its rows agree on, where it has `least` rows
+    with a value ("" or missing is none): what the German variant's words are learned by, code
+    by code, against the English names of the same codes. Empty keys learn nothing."""
+    pairs = pd.DataFrame({"key": keys, "value": values}).dropna()
+    pairs = pairs[(pairs["key"] != "") & (pairs["value"] != "")]
+    agreed = {}
+    for key, found in pairs.groupby("key")["value"]:
+        counts = found.value_counts()
+        if len(found) >= least and counts.iloc[0] >= share * len(found):
+            agreed[key] = counts.index[0]
+    return agreed
 
 
 # --- a concept's axes -----------------------------------------------------------------------
@@ -626,16 +641,7 @@ def property_scales() -> dict[str, str]:
     ≥ 90 % ordinal, nominal, free text or document ("PrThr", "Imp"). Titers (semi-quantitative),
     susceptibilities (ordinal or quantitative) and rare properties say nothing."""
     variant = linguistic_variant()
-    english = ranked_codes().drop_duplicates("code").set_index("code")["name"].map(property_from_name)
-    pairs = pd.DataFrame({"property": variant["code"].map(english).fillna(""),
-                          "scale": variant["scale"].map(_VARIANT_SCALES).fillna("")})
-    pairs = pairs[(pairs["property"] != "") & (pairs["scale"] != "")]
-    scales = {}
-    for prop, found in pairs.groupby("property")["scale"]:
-        counts = found.value_counts()
-        if len(found) >= 3 and counts.iloc[0] >= 0.9 * len(found):
-            scales[prop] = counts.index[0]
-    return scales
+    return _agreed(variant["code"].map(_english_properties()), variant["scale"].map(_VARIANT_SCALES))
 
 
 def _text_methods(words: str) -> tuple[frozenset, str]:

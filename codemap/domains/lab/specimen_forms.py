@@ -59,6 +59,12 @@ def foreign_spellings() -> list[tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=1)
+def foreign_words() -> frozenset[str]:
+    """The words of foreign_spellings: never a compound's head nor a cut's completion."""
+    return frozenset(word for word, _ in foreign_spellings())
+
+
+@functools.lru_cache(maxsize=1)
 def hour_words() -> frozenset[str]:
     """Words of other languages for "hours" ("horas", "heures", "stunden"), as learned."""
     return frozenset(word for word, _ in _learned().get("hours", []))
@@ -77,8 +83,7 @@ def single_word_spellings(table: SpecimenTable) -> set[str]:
 def compound_heads(table: SpecimenTable) -> tuple[str, ...]:
     """The spellings a compound may end with, longest first: the table's single words less the
     words learned from other languages."""
-    return tuple(sorted(single_word_spellings(table) - {w for w, _ in foreign_spellings()},
-                        key=len, reverse=True))
+    return tuple(sorted(single_word_spellings(table) - foreign_words(), key=len, reverse=True))
 
 
 def split_compounds(words: str, heads: tuple[str, ...], analytes: frozenset) -> str:
@@ -101,9 +106,8 @@ def cut_spelling(text: str, table: SpecimenTable, codes_of_group: Callable[[str]
     if not found or _INITIALS.search(text):
         return "", ""
     cut = found.group(1).lower()
-    foreign = {w for w, _ in foreign_spellings()}  # "i.Liq." is German: no Spanish "líquido"
-    begun = [(s, spec.group) for s, spec in table.spellings
-             if s.isalpha() and len(s) >= MIN_HEAD and s.startswith(cut) and s not in foreign]
+    begun = [(s, spec.group) for s, spec in table.spellings  # "i.Liq." is German: no "líquido"
+             if s.isalpha() and len(s) >= MIN_HEAD and s.startswith(cut) and s not in foreign_words()]
     groups = {group for _, group in begun}
     weight = {group: codes_of_group(group) for group in groups}
     total = sum(weight.values())
