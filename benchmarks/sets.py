@@ -122,7 +122,14 @@ PACKAGE_LABS = {
     "clinosim_ja": (DATA / "clinosim_labs_ja.tsv", "LOINC", "loinc_code", ("name_ja",)),
     "labunits": (DATA / "labunits_labs.tsv", "LOINC", "loinc_code", ()),
 }
-_LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM, **PACKAGE_LABS, **FLOWSHEET}
+# Result names of two US reference laboratories' LOINC code reports (recipes/build_lab_compendia.py,
+# first read 2026-11-30): 300 drawn from each, scored once for benchmarks/results/component-names/
+# RULE.md (rule 2). Labcorp's with its unit column, ARUP's text alone.
+COMPENDIA = {
+    "labcorp": (DATA / "labcorp_labs.tsv", "LOINC", "loinc_code", ("name",)),
+    "arup": (DATA / "arup_labs.tsv", "LOINC", "loinc_code", ("name",)),
+}
+_LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM, **PACKAGE_LABS, **FLOWSHEET, **COMPENDIA}
 # The lab sets against ~16k LOINC codes named by their English short names alone, in a table
 # under a neutral file name: a LOINC table as a site may hand it over (dev only: it is built from
 # ../shared/data/loinc-shortnames, which the repository does not ship).
