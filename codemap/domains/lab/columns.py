@@ -154,10 +154,29 @@ class UnitScorer:
         if unit.ucum.lower() in {u.lower() for u in examples.split("|") if u} \
                 or (prop in unit.properties and prop not in unit.loose):
             return Evidence(self.match, f"unit {unit.raw} fits {prop}")
+        if _amount_over_period(unit, prop, concept):
+            return Evidence(self.match, f"unit {unit.raw} fits {prop} over the code's period")
         if prop in unit.loose:
             return NO_EVIDENCE
         return Evidence(self.mismatch, f"unit {unit.raw} contradicts {prop} ✘", contradicts=True,
                         tier=contradiction_tier(self.name))
+
+
+# A rate's amount: LOINC writes a 24-hour urine volume as Vol over a 24H period, while its units
+# are per 24 hours ("mL/24 hr"). benchmarks/results/stated-period/RULE.md
+_RATE_AMOUNTS = {"VRat": "Vol", "MRat": "Mass", "SRat": "Sub"}
+_PER_HOURS = re.compile(r"/\(?(\d{1,2})\.?\s*(?:h|hr|hrs|hour|hours)\)?$")
+
+
+def _amount_over_period(unit, prop: str, concept: Mapping[str, object]) -> bool:
+    """The unit is a rate per N hours ("mL/24 hr") and the candidate the amount it is the rate
+    of, collected over N hours (its TIME_ASPCT, or its name's "24 hour" system)."""
+    per = _PER_HOURS.search(unit.ucum.lower().replace(" ", ""))
+    if not per or prop not in {_RATE_AMOUNTS.get(p) for p in unit.properties}:
+        return False
+    time = re.fullmatch(r"(\d+)H", str(concept.get("time", "") or "").strip().upper())
+    hours = time or re.search(r"\b(\d+) hour\b", str(concept.get("name", "") or "").split(" --")[0])
+    return bool(hours) and int(hours.group(1)) == int(per.group(1))
 
 
 def without_accents(text: str) -> str:

@@ -91,6 +91,7 @@ class Axes:
     methods: frozenset = frozenset()  # method phrases, lower case ("" = no method)
     said: Mapping = None  # axis → the text's words ("24 hr", "serum", "(%)")
     scale: str = ""  # a text's stated scale: "Qn" ("Qn", "quant"); a code's is its property's
+    challenge_hours: str = ""  # a code's challenge hours: "--2 hours post 75 g glucose" → "2H"
 
 
 def fold(text: str) -> str:
@@ -313,10 +314,16 @@ def _concept_axes(name, short_name, component, prop, system, timing, method) -> 
         timing = f"{hours.group(1)}H" if hours else ("Pt" if system else "")
     method = method.lower() if method else _method_from_name(main)
     specimen = system_specimen_of(system)
+    challenge = _CHALLENGE_HOURS.search(name.partition(" --")[2])
     return Axes(component=(component or component_from_name(main)).lower(), system=system,
                 group=specimen.group, qualifier=specimen.qualifier,
                 properties=frozenset({prop} - {""}),
-                timing=timing.upper() if timing != "Pt" else timing, methods=frozenset({method}))
+                timing=timing.upper() if timing != "Pt" else timing, methods=frozenset({method}),
+                challenge_hours=f"{int(challenge.group(1))}H" if challenge else "")
+
+
+# The hours a challenge is timed by ("--2 hours post 100 g glucose PO", "--1H post dose").
+_CHALLENGE_HOURS = re.compile(r"^\s*(\d{1,2})\s*(?:hours?|hr|h)\b", re.IGNORECASE)
 
 
 _COMPONENT_PARTS = re.compile(r"[./^]")

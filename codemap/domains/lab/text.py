@@ -107,8 +107,11 @@ AXES = {
                            _column_specimen),
     "text_property": _Axis("property", lambda t: t.properties, lambda a: _first(a.properties),
                            lambda t, v: v in t, lambda a: _first(a.properties), _column_unit),
-    "text_timing": _Axis("timing", lambda t: t.timing, lambda a: a.timing, lambda t, v: t == v,
-                         lambda a: a.timing),
+    # A challenge code is timed by its challenge ("--2 hours post 100 g glucose"), whatever its
+    # TIME_ASPCT (Pt): the hours a row states are compared with those.
+    "text_timing": _Axis("timing", lambda t: t.timing, lambda a: a.challenge_hours or a.timing,
+                         lambda t, v: t == v,
+                         lambda a: f"{a.challenge_hours} post" if a.challenge_hours else a.timing),
     "text_method": _Axis("method", lambda t: t.methods, lambda a: _first(a.methods),
                          lambda t, v: v in t, lambda a: f"by {_first(a.methods)}"),
     # A scale the text states ("Qn") against the one the candidate's property has: a presence
