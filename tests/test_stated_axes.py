@@ -136,3 +136,25 @@ def test_a_stated_quantitative_scale_binds_against_presence_codes():
                                "name": "Mumps virus IgG Ab [Units/volume] in Serum by Immunoassay"})
     assert presence.contradicts and presence.tier < 0 and "(Ord) ✘" in presence.reason
     assert not amount.contradicts and amount.adjust > 0
+
+
+def test_stated_hours_agree_with_a_challenge_and_a_rate_fits_its_period():
+    """benchmarks/results/stated-period/RULE.md: "Glucose - 2 hour" agrees with a "--2 hours
+    post" challenge code and contradicts a point-in-time one; "mL/24 hr" fits a 24-hour volume."""
+    from codemap.domains.lab.columns import UnitScorer
+
+    timing = TextAxisScorer("text_timing", 0.03, -0.08)
+    row = {"text": "Glucose - 2 hour"}
+    challenge = timing.score(row, {"code": "1514-9", "name": "Glucose [Mass/volume] in Serum or "
+                                                             "Plasma --2 hours post 100 g glucose PO"})
+    other_hours = timing.score(row, {"code": "1504-0", "name": "Glucose [Mass/volume] in Serum or "
+                                                               "Plasma --1 hour post 50 g glucose PO"})
+    point = timing.score(row, {"code": "2345-7", "name": "Glucose [Mass/volume] in Serum or Plasma"})
+    assert not challenge.contradicts and "2H post ✔" in challenge.reason
+    assert other_hours.contradicts and point.contradicts and point.tier < 0
+    unit = UnitScorer()
+    day = unit.score({"unit": "mL/24 hr"}, {"code": "3167-4", "name": "Volume of 24 hour Urine",
+                                           "property": "Vol"})
+    spot = unit.score({"unit": "mL/24 hr"}, {"code": "28009-9", "name": "Volume of Urine",
+                                            "property": "Vol"})
+    assert day.adjust > 0 and not day.contradicts and spot.contradicts
