@@ -52,14 +52,34 @@ def normalize_unit(raw: str) -> str:
     text = re.sub(r"(?i)^k/(u|m)l$", r"10*3/\1L", text)  # K/uL: thousands per µL
     text = re.sub(r"(?i)^m/(u|m)l$", r"10*6/\1L", text)  # M/uL: millions per µL
     text = re.sub(r"(?i)\bsecs?\b|\bseconds?\b", "s", text)
+    # US spellings of UCUM atoms: mmHg, the "mc" micro prefix (mcL, mcg), mm3 (a microlitre),
+    # cc, "/hr", and counts per microscope field (benchmarks/results/unit-spellings/RULE.md).
+    text = re.sub(r"(?i)^mmhg$", "mm[Hg]", text)
+    text = re.sub(r"(?<![a-z])mc(?=(?:g|l|mol|eq|u)\b)", "u", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?i)(?<![a-z])mm3$", "uL", text)
+    text = re.sub(r"(?i)(?<![a-z])(?:cc|cm3)$", "mL", text)
+    text = re.sub(r"(?i)/hrs?$", "/h", text)
+    text = re.sub(r"(?i)^#?/(hpf|lpf)$", lambda m: f"/[{m.group(1).upper()}]", text)
     return text
 
 
 def parse_unit(raw: str) -> ParsedUnit:
-    """Read a unit; `properties` is empty when it is blank or not understood."""
+    """Read a unit; `properties` is empty when it is blank or not understood. A unit not
+    understood whose first word is a ratio or "%" that is ("mg/L FEU", "mg/g creat", "% of
+    total Hb") is read as that word: the rest annotates it, as UCUM's braces do."""
     raw = (raw or "").strip()
     if not raw:
         return ParsedUnit(raw, "", frozenset())
+    read = _parse(raw)
+    first = raw.split()[0]
+    if not read.properties and first != raw and ("/" in first or first == "%"):
+        annotated = _parse(first)
+        if annotated.properties:
+            return ParsedUnit(raw, annotated.ucum, annotated.properties, annotated.loose)
+    return read
+
+
+def _parse(raw: str) -> ParsedUnit:
     tables = _tables()
     ucum = tables.to_ucum.get(raw.lower()) or normalize_unit(raw)
     properties = tables.properties.get(ucum.lower()) or tables.properties.get(raw.lower())
