@@ -17,6 +17,10 @@ from .conftest import DATA
     ("mg/dl", "MCnc"), ("mg/dL", "MCnc"), ("g/dL", "MCnc"), ("mmol/l", "SCnc"),
     ("mEq/L", "SCnc"), ("10^3/uL", "NCnc"), ("x10E9/L", "NCnc"), ("K/uL", "NCnc"),
     ("%", "NFr"), ("U/L", "CCnc"), ("IU/L", "ACnc"), ("sec", "Time"), ("ratio", "Ratio"),
+    # US spellings and annotated units (benchmarks/results/unit-spellings/RULE.md)
+    ("mmHg", "PPres"), ("#/mm3", "NCnc"), ("cells/mcL", "NCnc"), ("mcg/dL", "MCnc"),
+    ("mm/hr", "Vel"), ("#/HPF", "Naric"), ("mg/L FEU", "MCnc"), ("mg/g creat", "MRto"),
+    ("mOsm/kg H2O", "Osmol"), ("U/g Hgb", "CCnt"),
 ])
 def test_parse_unit_reads_local_spellings(raw, prop):
     assert prop in parse_unit(raw).properties
@@ -26,6 +30,7 @@ def test_parse_unit_unknown_or_blank_has_no_property():
     assert parse_unit("").properties == frozenset()
     assert parse_unit("banana").properties == frozenset()
     assert "SCnc" not in parse_unit("mg/dL").properties
+    assert parse_unit("cu µm").properties == frozenset()  # a first word is read only if a ratio
 
 
 def test_loinc_axes_from_long_name():
