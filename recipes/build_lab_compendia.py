@@ -12,7 +12,9 @@ terms of use).
 Kept: each result name (Labcorp: "Result Code Name" with its "UofM"; ARUP: "Result Test Name")
 whose result LOINC code is one of the built-in LOINC codes (the target the lists are ranked
 against); a name the report lists under several such codes keeps them all, joined by "|" (either
-is right). Then 300 distinct names drawn from each (seed 0), fixed before any run.
+is right). Then 300 distinct names drawn from each (seed 0), fixed before any run; and, as a
+fresh part, 300 more from the names not drawn (seed 1; `*_labs_fresh.tsv`, made 2026-11-30 after
+the first draws had been read, before any run on them).
 
     git -C MIRROR show "HEAD:data-raw/Labcorp Test Compendium with LOINC 3.23.21.xlsx" > labcorp.xlsx
     git -C MIRROR show HEAD:data-raw/LOINC-codes_arup.xlsx > arup.xlsx
@@ -50,11 +52,15 @@ def main(labcorp: str, arup: str) -> None:
     lists = {"labcorp_labs.tsv": report(labcorp, 5, "Result Code Name", "Result LOINC", "UofM"),
              "arup_labs.tsv": report(arup, 12, "Result Test Name", "Result LOINC Code", None)}
     for file, rows in lists.items():
-        drawn = rows.sample(min(DRAWN, len(rows)), random_state=0).sort_values("name")
-        if file.startswith("arup"):
-            drawn = drawn.drop(columns=["unit"])
-        drawn.to_csv(DATA / file, sep="\t", index=False)
-        print(f"{file}: {len(drawn)} of {len(rows)} names")
+        first = rows.sample(min(DRAWN, len(rows)), random_state=0)
+        rest = rows.drop(first.index)
+        fresh = rest.sample(min(DRAWN, len(rest)), random_state=1)
+        for out, drawn in ((file, first), (file.replace(".tsv", "_fresh.tsv"), fresh)):
+            drawn = drawn.sort_values("name")
+            if file.startswith("arup"):
+                drawn = drawn.drop(columns=["unit"])
+            drawn.to_csv(DATA / out, sep="\t", index=False)
+            print(f"{out}: {len(drawn)} of {len(rows)} names")
 
 
 if __name__ == "__main__":
