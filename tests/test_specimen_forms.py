@@ -89,3 +89,13 @@ def test_map_keeps_the_specimen_a_german_or_spanish_row_writes(tmp_path, shared_
     assert "Urine" in first.loc["Kreatinin Sammelurin", "target_name"]
     assert "Serum or Plasma" in first.loc["Natrium i.S.", "target_name"]
     assert "from 'U.'" in first.loc["Kalium i.U.", "explanation"]
+
+
+def test_a_one_letter_comma_field_is_a_cut_specimen():
+    """benchmarks/results/comma-cuts/RULE.md: "Creatinine,U" states urine; a letter whose
+    spellings split between groups ("F": fluid, feces, fetus) says nothing."""
+    from codemap.domains.lab.loinc import text_axes
+
+    assert text_axes("Creatinine,U").group == "urine" and text_axes("Glucose, S").group == "blood"
+    assert text_axes("Thing, F").group == "" and text_axes("Protein, Total").group == ""
+    assert text_axes("Kalium i.U.").said["system"] == "U."  # the German cut as before

@@ -40,6 +40,8 @@ DOMINANT = 0.9  # a cut is read when one group holds this share of the codes its
 # cut ("i.U.", "i.Sp.U."); not within a run of capital initials ("e.G.F.R.").
 _CUT = re.compile(r"(?<![\w.])[a-z]\.(?:[A-Z][a-z]{0,3}\.)*([A-Z][a-z]{0,3})\.\s*$")
 _INITIALS = re.compile(r"(?:[A-Z]\.){2,}\s*$")
+# Or a last comma field of one capital letter, as US report names write it ("Creatinine,U").
+_COMMA_CUT = re.compile(r",\s*([A-Z])\s*$")
 
 
 @functools.lru_cache(maxsize=1)
@@ -102,8 +104,8 @@ def _split(token: str, heads: tuple[str, ...], analytes: Iterable[str]) -> str:
 
 def cut_spelling(text: str, table: SpecimenTable, codes_of_group: Callable[[str], int]) -> tuple[str, str]:
     """(the spelling a row's last token is cut from, the token as written), or ("", "")."""
-    found = _CUT.search(text)
-    if not found or _INITIALS.search(text):
+    found = None if _INITIALS.search(text) else (_CUT.search(text) or _COMMA_CUT.search(text))
+    if not found:
         return "", ""
     cut = found.group(1).lower()
     begun = [(s, spec.group) for s, spec in table.spellings  # "i.Liq." is German: no "líquido"
@@ -116,4 +118,5 @@ def cut_spelling(text: str, table: SpecimenTable, codes_of_group: Callable[[str]
     top = max(weight, key=weight.get)
     if weight[top] < DOMINANT * total:
         return "", ""
-    return next(s for s, group in begun if group == top), f"{found.group(1)}."
+    return (next(s for s, group in begun if group == top),
+            f"{found.group(1)}." if found.re is _CUT else found.group(1))
