@@ -158,3 +158,17 @@ def test_stated_hours_agree_with_a_challenge_and_a_rate_fits_its_period():
     spot = unit.score({"unit": "mL/24 hr"}, {"code": "28009-9", "name": "Volume of Urine",
                                             "property": "Vol"})
     assert day.adjust > 0 and not day.contradicts and spot.contradicts
+
+
+def test_six_misreadings_of_a_row_are_read_right():
+    """benchmarks/results/misreadings/RULE.md."""
+    from codemap.domains.lab.units import parse_unit
+
+    cord = text_axes("HCO3 BldCoA")  # itself a spelling: not bent into "bldcov"
+    assert (cord.group, cord.qualifier) == ("blood", "arterial")
+    assert text_axes("urinary blood").group == "urine"  # a bent word still reads as before
+    assert not text_axes("Codeine (cutoff 40 ng/mL)").properties  # a screen's cutoff
+    assert "MCnc" in text_axes("Codeine ng/mL").properties
+    assert not text_axes("HSV type 1 DNA PCR").properties and text_axes("ABO Type").properties
+    assert text_axes("GTT 75Gm 1.0Hr").timing == "1H" and text_axes("Urine 24 hr").timing == "24H"
+    assert parse_unit("#/100 WBC").properties == {"NFr"} and not parse_unit("units").properties

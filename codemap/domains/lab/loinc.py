@@ -46,6 +46,8 @@ PROPERTY_CUES = (
     (("qualitative", "qual", "ql", "presence"), frozenset({"PrThr"}), "presence"),
 )
 _CUE_WORDS = {word for cues, _, _ in PROPERTY_CUES for word in cues}
+_NUMERAL = re.compile(r"\d+|i{1,3}|iv")  # "type 1", "type II": a subtype's number
+_CUTOFF_WORDS = {"cutoff", "cut-off"}  # "(cutoff 40 ng/mL)": the screen's threshold
 # Local words for a LOINC method word ("dipstick" is LOINC's "Test strip").
 METHOD_SYNONYMS = {"dipstick": "strip", "calc": "calculation", "calculated": "calculation",
                    "auto": "automated", "automatic": "automated", "microscopic": "microscopy",
@@ -603,11 +605,18 @@ def _text_properties(text: str, words: str) -> tuple[frozenset, str]:
         if code:
             return frozenset({code}), f"[{phrase.strip()}]"
     tokens = words.split()
-    for token in tokens:  # a property code ("mcnc" of "SerPl-mCnc") is the most precise cue
-        if token in property_codes() and token not in _CUE_WORDS:
+    for token, after in zip(tokens, tokens[1:] + [""]):
+        # A property code ("mcnc" of "SerPl-mCnc") is the most precise cue; followed by a
+        # numeral it names a subtype ("HSV type 1"), not the property.
+        if token in property_codes() and token not in _CUE_WORDS and not _NUMERAL.fullmatch(after):
             return frozenset({property_codes()[token]}), token
-    for token in text.split():  # a unit written in the text, read as a unit column is ("mg/dL")
+    written = text.split()
+    for at, token in enumerate(written):
+        # A unit written in the text, read as a unit column is ("mg/dL"); a screen's cutoff
+        # ("cutoff 40 ng/mL") is no unit of the result.
         unit = token.strip("()[]{},;:")
+        if any(w.strip("(").lower() in _CUTOFF_WORDS for w in written[max(0, at - 2):at]):
+            continue
         if "/" in unit and (properties := parse_unit(unit).properties):
             return properties, unit
     found, cues = set(), []
@@ -624,7 +633,9 @@ def _hours() -> re.Pattern:
     """"24 hr", "24h", "24-hour", "24 horas"; not hours "post" or "after" something ("1h p 50 g
     Glc"), which time a challenge sample, not a collection period."""
     words = "|".join(sorted({*_HOUR_WORDS, *hour_words()}, key=len, reverse=True))
-    return re.compile(rf"\b(\d{{1,2}})\s*-?\s*(?:{words})\b(?! (?:p|pc|post|after|nach)\b)")
+    # "1.0Hr" folds to "1 0hr": the zeros after a decimal point are no hours of their own.
+    return re.compile(rf"\b(\d{{1,2}})(?: 0+(?=\s*(?:{words})\b))?\s*-?\s*(?:{words})\b"
+                      rf"(?! (?:p|pc|post|after|nach)\b)")
 
 
 def _text_timing(words: str) -> tuple[str, str]:

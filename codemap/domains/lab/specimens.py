@@ -64,7 +64,10 @@ def read_specimen(words: str, table: SpecimenTable) -> Specimen:
     """The first specimen of `table` that the folded `words` (" urinary potassium ") state, with
     the qualifier they state in its group; a qualifier alone ("pO2 arterial") states its group."""
     tokens = words.split()
-    bends = lambda token, spelling: (token == spelling if token in table.unbent
+    # A token that is itself a spelling is that spelling, never bent into an earlier one
+    # ("bldcoa" is arterial cord blood, not "bldcov"). benchmarks/results/misreadings/RULE.md
+    exact = {spelling for spelling, _ in table.spellings}
+    bends = lambda token, spelling: (token == spelling if token in table.unbent or token in exact
                                      else shared_start(token, spelling))
     named, said = Specimen(), ""
     for spelling, specimen in table.spellings:

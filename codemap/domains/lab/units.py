@@ -68,7 +68,7 @@ def parse_unit(raw: str) -> ParsedUnit:
     understood whose first word is a ratio or "%" that is ("mg/L FEU", "mg/g creat", "% of
     total Hb") is read as that word: the rest annotates it, as UCUM's braces do."""
     raw = (raw or "").strip()
-    if not raw:
+    if not raw or raw.lower() in {"unit", "units"}:  # a bare "units" names no dimension
         return ParsedUnit(raw, "", frozenset())
     read = _parse(raw)
     first = raw.split()[0]
@@ -103,6 +103,8 @@ def _by_dimension(ucum: str) -> set[str]:
     if not bottom:
         return {"Mass": {"Mass"}, "substance": {"Sub"}, "count": {"Num"}, "activity": {"CAct"},
                 "volume": {"Vol"}}.get(kind, set())
+    if kind == "count" and re.fullmatch(r"100(?:\{?[a-z]*\}?)", bottom):
+        return {"NFr"}  # "#/100 WBC": of every hundred cells, a fraction, not a rate
     below = _atom_kind(re.sub(r"^10\*\d+", "", bottom))
     if below == "volume":
         return {"mass": {"MCnc"}, "substance": {"SCnc"}, "activity": {"CCnc", "ACnc"},
