@@ -172,3 +172,14 @@ def test_six_misreadings_of_a_row_are_read_right():
     assert not text_axes("HSV type 1 DNA PCR").properties and text_axes("ABO Type").properties
     assert text_axes("GTT 75Gm 1.0Hr").timing == "1H" and text_axes("Urine 24 hr").timing == "24H"
     assert parse_unit("#/100 WBC").properties == {"NFr"} and not parse_unit("units").properties
+
+
+def test_a_loinc_class_named_beside_other_words_states_its_specimen():
+    """benchmarks/results/class-specimens/RULE.md: "RBC:UA" is urine (UA: 99 % urine codes);
+    "UA" alone may be uric acid and says nothing; a class of mixed specimens (Chem) says nothing."""
+    from codemap.domains.lab.loinc import class_specimens
+
+    classes = class_specimens()
+    assert classes["ua"] == "urine" and "chem" not in classes and "micro" not in classes
+    assert text_axes("RBC:UA").group == "urine" and text_axes("RBC:UA").said["system"] == "UA"
+    assert text_axes("UA").group == "" and text_axes("Glucose Chem").group == ""

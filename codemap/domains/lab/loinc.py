@@ -27,7 +27,7 @@ import pandas as pd
 from ...vocab.vocabulary import shipped_top2000
 from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
                    without_accents)
-from .specimen_forms import (compound_heads, cut_spelling, foreign_spellings, hour_words,
+from .specimen_forms import (DOMINANT, compound_heads, cut_spelling, foreign_spellings, hour_words,
                              split_compounds)
 from .specimens import Specimen, SpecimenTable, read_specimen, system_specimen
 from .units import parse_unit
@@ -569,7 +569,7 @@ def specimen_group_of_system(system: str) -> str:
 def text_axes(text: str) -> Axes:
     """What a lab label says about the LOINC axes ("Glucose, 24 hr Urine" → urine, 24H)."""
     words = fold(text)
-    specimen = text_specimen(words) or _cut_specimen(str(text))
+    specimen = text_specimen(words) or _cut_specimen(str(text)) or _class_specimen(words)
     read = {"system": (specimen.group, specimen.said), "property": _text_properties(str(text), words),
             "timing": _text_timing(words), "method": _text_methods(words),
             "scale": _text_scale(words)}
@@ -590,6 +590,34 @@ def text_specimen(words: str) -> Specimen:
 @functools.lru_cache(maxsize=1)
 def _compound_heads() -> tuple[str, ...]:
     return compound_heads(row_specimen_table())
+
+
+CLASS_CODES = 10  # a class teaches its specimen from this many shipped codes or more
+
+
+@functools.lru_cache(maxsize=1)
+def class_specimens() -> dict[str, str]:
+    """Folded LOINC class name → the specimen group ≥ DOMINANT of its shipped codes share
+    ("ua" → urine, "sero" → blood): a row that names the class names that specimen."""
+    table = ranked_codes()
+    groups = table["name"].map(lambda n: system_specimen_of(_system_of(n.split(" --")[0])).group)
+    found = {}
+    for name, of_class in groups.groupby(table["class"].map(lambda c: fold(c).strip())):
+        counts = of_class.value_counts()
+        if name and len(of_class) >= CLASS_CODES and counts.index[0] \
+                and counts.iloc[0] >= DOMINANT * len(of_class):
+            found[name] = counts.index[0]
+    return found
+
+
+def _class_specimen(words: str) -> Specimen:
+    """The specimen of a class the row names beside other words ("RBC:UA"; a row that is only
+    "UA" may mean uric acid). benchmarks/results/class-specimens/RULE.md"""
+    tokens = words.split()
+    if len(tokens) < 2:
+        return Specimen()
+    named = next((t for t in tokens if t in class_specimens()), "")
+    return Specimen(class_specimens()[named], "", named.upper()) if named else Specimen()
 
 
 def _cut_specimen(text: str) -> Specimen:
