@@ -546,10 +546,15 @@ def _by_group_order(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=1)
+def _shipped_groups() -> pd.Series:
+    """Each shipped code's specimen group (of its system), in ranked_codes' order."""
+    return ranked_codes()["name"].map(lambda n: system_specimen_of(_system_of(n.split(" --")[0])).group)
+
+
+@functools.lru_cache(maxsize=1)
 def _group_codes() -> Counter:
     """Built-in codes per specimen group of their system (what a cut word's reading weighs)."""
-    return Counter(system_specimen_of(_system_of(n.split(" --")[0])).group
-                   for n in ranked_codes()["name"])
+    return Counter(_shipped_groups())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -599,10 +604,9 @@ CLASS_CODES = 10  # a class teaches its specimen from this many shipped codes or
 def class_specimens() -> dict[str, str]:
     """Folded LOINC class name → the specimen group ≥ DOMINANT of its shipped codes share
     ("ua" → urine, "sero" → blood): a row that names the class names that specimen."""
-    table = ranked_codes()
-    groups = table["name"].map(lambda n: system_specimen_of(_system_of(n.split(" --")[0])).group)
+    classes = ranked_codes()["class"].map(lambda c: fold(c).strip())
     found = {}
-    for name, of_class in groups.groupby(table["class"].map(lambda c: fold(c).strip())):
+    for name, of_class in _shipped_groups().groupby(classes):
         counts = of_class.value_counts()
         if name and len(of_class) >= CLASS_CODES and counts.index[0] \
                 and counts.iloc[0] >= DOMINANT * len(of_class):
