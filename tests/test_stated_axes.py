@@ -183,3 +183,41 @@ def test_a_loinc_class_named_beside_other_words_states_its_specimen():
     assert classes["ua"] == "urine" and "chem" not in classes and "micro" not in classes
     assert text_axes("RBC:UA").group == "urine" and text_axes("RBC:UA").said["system"] == "UA"
     assert text_axes("UA").group == "" and text_axes("Glucose Chem").group == ""
+
+
+def test_a_row_that_names_its_tests_specimen_field_maps_to_the_field(tmp_path, shared_cache):
+    """benchmarks/results/specimen-fields/RULE.md: "HPV Source" and "BRCA Specimen" name the
+    specimen a test was run on (31208-2, of unspecified specimen), not the test; the heads are
+    learned from the field components; "Random Urine Specimen" and "Volume of Semen" state a
+    specimen, "Blood Product Source" is a component of its own."""
+    from codemap.domains.lab.specimen_fields import named_field, target_fields
+    from codemap.domains.lab.text import SpecimenFieldScorer
+    from codemap.vocab.vocabulary import builtin_loinc
+
+    assert named_field("HPV Source") == ("Source", "source")
+    assert named_field("BRCA Specimen") == ("Specimen", "")
+    assert named_field("Cancer Panel, Hereditary, Spcm") == ("Spcm", "")
+    for text in ("Random Urine Specimen", "Volume of Semen", "Blood Product Source",
+                 "Specimen Comment:", "Sodium"):
+        assert named_field(text) == ("", ""), text
+    fields = target_fields(builtin_loinc().concepts)
+    assert {"31208-2", "19763-2"} <= fields.codes and fields.commonest == "31208-2"
+    scorer = SpecimenFieldScorer(fields=fields)
+    row = {"text": "HPV Source"}
+    field = scorer.score(row, {"code": "31208-2",
+                               "name": "Specimen source [Identifier] of Unspecified specimen"})
+    smear = scorer.score(row, {"code": "19763-2", "name": "Specimen source [Identifier] in "
+                               "Cervical or vaginal smear or scraping by Cyto stain"})
+    result = scorer.score(row, {"code": "44547-8", "name": "Human papilloma virus DNA [Presence] "
+                                "in Unspecified specimen by Probe and target amplification"})
+    assert field.reason.endswith("✔") and not field.contradicts
+    assert smear.contradicts and result.contradicts and result.tier < 0
+    assert scorer.candidates(row) == fields.codes and not scorer.candidates({"text": "Sodium"})
+    source = tmp_path / "fields.csv"
+    source.write_text("code,name\n1,HPV Source\n2,BRCA Specimen\n3,Cytomegalovirus PCR Source\n")
+    out = tmp_path / "out.csv"
+    result = runner.invoke(app, ["map", str(source), "--target", "LOINC", "-o", str(out), "-q",
+                                 "--cache-dir", str(shared_cache)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert set(frame[frame["rank"] == "1"]["target_code"]) == {"31208-2"}

@@ -25,6 +25,7 @@ from .element_symbols import symbol_reader
 from .loinc import (component_from_name, is_loinc_code, reads_as_short_names, short_name_property,
                     with_short_name_axes)
 from .part_translation import part_reader
+from .specimen_fields import target_fields
 from .text import lab_scorers
 from .units import parse_unit
 
@@ -98,7 +99,8 @@ def scorers(vocab: Vocabulary, rank: RankConfig) -> list:
     return lab_scorers(usage=rank.usage_evidence, off=rank.evidence_off, si=rank.unit_system == "si",
                        methodless=rank.methods == "none",
                        shares=target_shares(vocab.concepts), usage_share=rank.usage_share,
-                       open_rows_only=rank.usage_open_rows_only and bool(rank.crosslingual_from))
+                       open_rows_only=rank.usage_open_rows_only and bool(rank.crosslingual_from),
+                       fields=target_fields(vocab.concepts))
 
 
 def readings(vocab: Vocabulary, rank: RankConfig) -> list:

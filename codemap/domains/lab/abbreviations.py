@@ -56,7 +56,7 @@ def _camel_parts(token: str) -> list[str]:
     return [p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", token) if p]
 
 
-def _spelled_from(short: str, word: str) -> bool:
+def spelled_from(short: str, word: str) -> bool:
     """"creat" from "creatinine", "hgb" from "hemoglobin": same first letter, letters in order."""
     if len(word) <= len(short) or not short or short[0] != word[0]:
         return False
@@ -81,7 +81,7 @@ def _phrase_matches(token: str, words: list[str]) -> list[tuple[str, str]]:
                     j += 1
                     continue
                 if word.startswith(pieces[i]) or (how == "spelling"
-                                                  and _spelled_from(pieces[i], word)):
+                                                  and spelled_from(pieces[i], word)):
                     phrase.append(word)
                     i, j = i + 1, j + 1
                 else:
@@ -115,7 +115,7 @@ def learn_abbreviations(pairs: Iterable[tuple[str, str]], min_support: int = 3,
                 continue
             seen[key] += 1
             cooc[key].update(list(dict.fromkeys(words)))  # ordered: ties break the same every run
-            hits = {(w, "spelling") for w in words if _spelled_from(key, w)}
+            hits = {(w, "spelling") for w in words if spelled_from(key, w)}
             hits |= set(_phrase_matches(token, words))
             for hit in hits:
                 votes[key][hit] += 1

@@ -32,6 +32,7 @@ from .columns import CategoryScorer, UnitScorer, contradiction_tier
 from .commonness import Shares, UsageScorer, usage_shares
 from .loinc import (Axes, component_parts, concept_axes, fold, is_loinc_code, long_name_system,
                     property_scales, system_specimen_of, text_axes, text_specimen)
+from .specimen_fields import TargetFields, concept_field, field_head, named_field
 from .specimens import Specimen
 from .units import parse_unit
 
@@ -178,6 +179,41 @@ class SpecimenScorer(_BoundScorer):
 
 
 @dataclass(frozen=True)
+class SpecimenFieldScorer(_BoundScorer):
+    """A row that names its test's specimen field ("HPV Source") against the candidate: the
+    field it names, of unspecified specimen, agrees; a result, the field of one specimen only or
+    another field contradicts it, and the contradiction binds (BINDING). The target's field
+    codes join the row's candidates (codemap.domains.lab.specimen_fields)."""
+
+    match: float = 0.03
+    mismatch: float = -0.08
+    name: str = "text_field"
+    fields: TargetFields = field(default=TargetFields(), compare=False, hash=False)  # the target's
+
+    def for_row(self, row: Mapping[str, str]):
+        said, head = named_field(str(row.get("text", "") or ""))
+        return functools.partial(self._score, said, head) if said else None
+
+    def candidates(self, row: Mapping[str, str]) -> frozenset:
+        return self.fields.codes if named_field(str(row.get("text", "") or ""))[0] else frozenset()
+
+    def _score(self, said: str, head: str, concept: Mapping[str, object]) -> Evidence:
+        axes = _loinc_axes(concept)
+        if axes is None or not axes.component:
+            return NO_EVIDENCE
+        told = f"text names its test's specimen field, from '{said}'"
+        found = concept_field(axes.component, axes.system)
+        if found == "field" and head and field_head(axes.component) != head:
+            found = f"field of the specimen's {field_head(axes.component)}, not its {head}"
+        elif found == "field" and not head and str(concept.get("code", "")) != self.fields.commonest:
+            found = f"field less common than {self.fields.commonest or 'another'}"
+        if found == "field":
+            return Evidence(self.match, f"{told}; candidate is that field of any specimen ✔")
+        return Evidence(self.mismatch, f"{told}; candidate is a {found} ✘", contradicts=True,
+                        tier=contradiction_tier(self.name))
+
+
+@dataclass(frozen=True)
 class UsualSpecimenScorer(_BoundScorer):
     """The component's usually ordered specimen. A row that states no specimen (column or text):
     prefer each candidate in proportion to its system's share of the component's ranked
@@ -316,15 +352,17 @@ def usual_scorers(shares: Shares | None = None, methodless: bool = False) -> lis
 
 def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True,
                 si: bool = False, shares: Shares | None = None, usage_share: float = 1.0,
-                open_rows_only: bool = False, methodless: bool = False) -> list:
+                open_rows_only: bool = False, methodless: bool = False,
+                fields: TargetFields | None = None) -> list:
     """The lab evidence scorers less those named in `off` (codemap eval's ablations). Without
     `usage` the usage scorer still breaks exact mass/moles ties (UsageScorer.ties_only); with it,
     its bonus at `usage_share` of its weight (across languages: codemap.rank.prepare.ranking_for),
     with `open_rows_only` only for rows that state no axis; `si`: towards the molar twin
-    (--unit-system)."""
+    (--unit-system); `fields`: the target's specimen fields (specimen_fields.target_fields)."""
     usage_scorer = UsageScorer(weight=UsageScorer.weight * usage_share, ties_only=not usage, si=si,
                                states_an_axis=states_an_axis if open_rows_only else None)
-    scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(), CategoryScorer(),
+    scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(),
+               SpecimenFieldScorer(fields=fields or TargetFields()), CategoryScorer(),
                usage_scorer, *text_scorers(), *usual_scorers(shares, methodless),
                ComponentBackoff())
     return [s for s in scorers if s.name not in off]
