@@ -174,9 +174,18 @@ def _amount_over_period(unit, prop: str, concept: Mapping[str, object]) -> bool:
     per = _PER_HOURS.search(unit.ucum.lower().replace(" ", ""))
     if not per or prop not in {_RATE_AMOUNTS.get(p) for p in unit.properties}:
         return False
-    time = re.fullmatch(r"(\d+)H", str(concept.get("time", "") or "").strip().upper())
-    hours = time or re.search(r"\b(\d+) hour\b", str(concept.get("name", "") or "").split(" --")[0])
+    period = str(concept.get("time", "") or "").strip().upper()
+    hours = re.fullmatch(r"(\d+)H", period) or re.fullmatch(
+        r"(\d+)H", name_period(str(concept.get("name", "") or "")))
     return bool(hours) and int(hours.group(1)) == int(per.group(1))
+
+
+def name_period(long_name: str) -> str:
+    """The collection period a long common name's system states ("Protein [Mass/time] in 24 hour
+    Urine" → "24H"), "" where it states none; a challenge's hours ("--2 hours post …") are not
+    one."""
+    hours = re.search(r"\b(\d+) hour\b", long_name.split(" --")[0])
+    return f"{hours.group(1)}H" if hours else ""
 
 
 def without_accents(text: str) -> str:

@@ -25,8 +25,8 @@ from typing import Mapping
 import pandas as pd
 
 from ...vocab.vocabulary import shipped_top2000
-from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, property_from_name, system_from_name,
-                   without_accents)
+from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, name_period, property_from_name,
+                      system_from_name, without_accents)
 from .specimen_forms import (DOMINANT, compound_heads, cut_spelling, foreign_spellings, hour_words,
                              split_compounds)
 from .specimens import Specimen, SpecimenTable, read_specimen, system_specimen
@@ -312,8 +312,7 @@ def _concept_axes(name, short_name, component, prop, system, timing, method) -> 
     system = system or _system_of(main) or _short_name_system(short_name)
     prop = prop or property_from_name(main) or short_name_property(short_name)
     if not timing:
-        hours = re.search(r"\b(\d+) hour\b", main)
-        timing = f"{hours.group(1)}H" if hours else ("Pt" if system else "")
+        timing = name_period(main) or ("Pt" if system else "")
     method = method.lower() if method else _method_from_name(main)
     specimen = system_specimen_of(system)
     challenge = _CHALLENGE_HOURS.search(name.partition(" --")[2])

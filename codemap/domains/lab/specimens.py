@@ -12,6 +12,7 @@ A row's word also matches a spelling of five letters or more that it bends or ex
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
@@ -47,6 +48,12 @@ class SpecimenTable:
     # Words a row uses as they are, never bent into a spelling: analytes ("plasminogen").
     unbent: frozenset = frozenset()
 
+    @functools.cached_property
+    def as_written(self) -> frozenset:
+        """Tokens read only as they are: the unbent words and every spelling (a token that is a
+        spelling is that spelling, never bent into another)."""
+        return self.unbent | {spelling for spelling, _ in self.spellings}
+
 
 def shared_start(word: str, spelling: str) -> bool:
     """`word` is `spelling` bent or extended: equal, a plural, or starting with all of a spelling
@@ -66,8 +73,7 @@ def read_specimen(words: str, table: SpecimenTable) -> Specimen:
     tokens = words.split()
     # A token that is itself a spelling is that spelling, never bent into an earlier one
     # ("bldcoa" is arterial cord blood, not "bldcov"). benchmarks/results/misreadings/RULE.md
-    exact = {spelling for spelling, _ in table.spellings}
-    bends = lambda token, spelling: (token == spelling if token in table.unbent or token in exact
+    bends = lambda token, spelling: (token == spelling if token in table.as_written
                                      else shared_start(token, spelling))
     named, said = Specimen(), ""
     for spelling, specimen in table.spellings:
