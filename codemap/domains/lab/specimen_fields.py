@@ -51,9 +51,11 @@ def of_unspecified_specimen(system: str) -> bool:
 @functools.lru_cache(maxsize=1)
 def _components() -> tuple[frozenset, frozenset]:
     """(the shipped field components' heads, every other shipped component, folded)."""
-    components = {fold(component_from_name(n.split(" --")[0])).strip() for n in ranked_codes()["name"]}
-    heads = {[w for w in c.split() if w not in _LINKS][-1] for c in components if is_field_component(c)}
-    return frozenset(heads - {FIELD_WORD}), frozenset(c for c in components if not is_field_component(c))
+    components = {fold(component_from_name(n.split(" --")[0])).strip()
+                  for n in ranked_codes()["name"]}
+    fields = {c for c in components if is_field_component(c)}
+    heads = {field_head(c) for c in fields} - {"", FIELD_WORD}
+    return frozenset(heads), frozenset(components - fields)
 
 
 @functools.lru_cache(maxsize=1)
@@ -104,6 +106,8 @@ class TargetFields:
 
 
 def target_fields(concepts: pd.DataFrame) -> TargetFields:
+    """The TargetFields of a LOINC target's concepts: those whose component, as concept_axes
+    reads it, begins with "specimen"."""
     named = concepts["name"].astype(str).str.lower().str.lstrip("[").str.startswith(FIELD_WORD)
     if "component" in concepts.columns:
         named |= concepts["component"].fillna("").astype(str).str.lower().str.startswith(FIELD_WORD)
