@@ -101,6 +101,9 @@ def main(argv=None) -> int:
                         "binds (columns.BINDING; default: as shipped; 'none' for none)")
     parser.add_argument("--families", type=int, help="hybrid.FAMILY_SEEDS (0: no family pool)")
     parser.add_argument("--drug-form-tier", type=int, help="agreement.TIER_FORM_CONTRADICT")
+    parser.add_argument("--calibration", type=Path,
+                        help="a calibration file (codemap calibrate -o) the confidence report "
+                             "uses for its domain instead of the shipped one")
     parser.add_argument("--without-specimen-forms", default="",
                         help="comma-separated pieces of the specimen-forms reading to turn off: "
                              "words, compounds, cuts")
@@ -114,7 +117,7 @@ def main(argv=None) -> int:
         print(f"{name:28} n={result['n']:4}  " + "  ".join(
             f"{k} {v['acc@1']:.3f}/{v['acc@10']:.3f}" for k, v in m.items())
               + f"  ({result['seconds']} s)", flush=True)
-    for row in confidence_report(results):
+    for row in confidence_report(results, args.calibration):
         print(json.dumps(row), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
@@ -122,19 +125,23 @@ def main(argv=None) -> int:
 
 
 
-def confidence_report(results: list[dict]) -> list[dict]:
+def confidence_report(results: list[dict], calibration: Path | None = None) -> list[dict]:
     """Per set of a lab or drug kind: the shipped calibration (the target's domain's) applied to
     the default ranking's candidates, read against the gold: AUROC of the first candidate's
     confidence (right vs wrong), the share of rows suggested pre-approve (as map suggests it)
     with their precision, and the share of rows suggested no_match whose first candidate is
-    right. Every gold code is in the target here (no row hidden)."""
+    right. Every gold code is in the target here (no row hidden). `calibration`: a file used for
+    its domain instead of the shipped calibration."""
     import pandas as pd
 
     from codemap.decide.calibrate import top_auroc
-    from codemap.decide.confidence import shipped_calibrators
+    from codemap.decide.confidence import Calibrator, shipped_calibrators
     from codemap.decide.learned_eval import suggested_shares
 
     by_domain = {c.domain: c for c in shipped_calibrators()}
+    if calibration is not None:
+        chosen = Calibrator.load(calibration)
+        by_domain[chosen.domain] = chosen
     out = []
     for result in results:
         calibrator = by_domain.get(result["kind"])
