@@ -118,9 +118,17 @@ def target_fields(concepts: pd.DataFrame) -> TargetFields:
     return TargetFields(frozenset(fields), ranked[0][1] if ranked else "")
 
 
-def concept_field(component: str, system: str) -> str:
-    """What the candidate is to a row naming a field: "field" (a specimen field of any
-    specimen), "field of <system>" (of one specimen only) or "result"."""
+def concept_field(component: str, system: str, code: str, head: str, fields: TargetFields) -> str:
+    """What the candidate is to a row naming a field by `head` (named_field): "field" when it is
+    the field the row means (its head's field, or the commonest where the row names the
+    specimen alone), of any specimen; else what it is instead ("result", "field of <system>",
+    another field)."""
     if not is_field_component(component):
         return "result"
-    return "field" if of_unspecified_specimen(system) else f"field of {system}"
+    if not of_unspecified_specimen(system):
+        return f"field of {system}"
+    if head and field_head(component) != head:
+        return f"field of the specimen's {field_head(component)}, not its {head}"
+    if not head and code != fields.commonest:
+        return f"field less common than {fields.commonest or 'another'}"
+    return "field"

@@ -32,7 +32,7 @@ from .columns import CategoryScorer, UnitScorer, contradiction_tier
 from .commonness import Shares, UsageScorer, usage_shares
 from .loinc import (Axes, component_parts, concept_axes, fold, is_loinc_code, long_name_system,
                     property_scales, system_specimen_of, text_axes, text_specimen)
-from .specimen_fields import TargetFields, concept_field, field_head, named_field
+from .specimen_fields import TargetFields, concept_field, named_field
 from .specimens import Specimen
 from .units import parse_unit
 
@@ -202,11 +202,8 @@ class SpecimenFieldScorer(_BoundScorer):
         if axes is None or not axes.component:
             return NO_EVIDENCE
         told = f"text names its test's specimen field, from '{said}'"
-        found = concept_field(axes.component, axes.system)
-        if found == "field" and head and field_head(axes.component) != head:
-            found = f"field of the specimen's {field_head(axes.component)}, not its {head}"
-        elif found == "field" and not head and str(concept.get("code", "")) != self.fields.commonest:
-            found = f"field less common than {self.fields.commonest or 'another'}"
+        found = concept_field(axes.component, axes.system, str(concept.get("code", "")), head,
+                              self.fields)
         if found == "field":
             return Evidence(self.match, f"{told}; candidate is that field of any specimen ✔")
         return Evidence(self.mismatch, f"{told}; candidate is a {found} ✘", contradicts=True,
