@@ -136,6 +136,8 @@ COMPENDIA = {
     # scored once, benchmarks/results/specimen-fields/FRESH.md.
     "labcorp_fresh2": (DATA / "labcorp_labs_fresh2.tsv", "LOINC", "loinc_code", ("name",)),
     "arup_fresh2": (DATA / "arup_labs_fresh2.tsv", "LOINC", "loinc_code", ("name",)),
+    "labcorp_fresh3": (DATA / "labcorp_labs_fresh3.tsv", "LOINC", "loinc_code", ("name",)),
+    "arup_fresh3": (DATA / "arup_labs_fresh3.tsv", "LOINC", "loinc_code", ("name",)),
 }
 _LAB_LISTS = {**SETS, **FRESH, **AMSTERDAM, **PACKAGE_LABS, **FLOWSHEET, **COMPENDIA}
 # The lab sets against ~16k LOINC codes named by their English short names alone, in a table

@@ -16,7 +16,9 @@ is right). Then 300 distinct names drawn from each (seed 0), fixed before any ru
 fresh part, 300 more from the names not drawn (seed 1; `*_labs_fresh.tsv`, made 2026-11-30 after
 the first draws had been read, before any run on them); and a third part, 300 more from the
 names drawn by neither (seed 2; `*_labs_fresh2.tsv`, made 2026-11-30 before any run on them,
-after the second parts had been scored).
+after the second parts had been scored); and a fourth, up to 300 from the names drawn by none
+of them (seed 3; `*_labs_fresh3.tsv`, made 2026-11-30 before any run on them, after the third
+parts had been scored, for benchmarks/results/missing-labs/RULE.md).
 
     git -C MIRROR show "HEAD:data-raw/Labcorp Test Compendium with LOINC 3.23.21.xlsx" > labcorp.xlsx
     git -C MIRROR show HEAD:data-raw/LOINC-codes_arup.xlsx > arup.xlsx
@@ -57,10 +59,13 @@ def main(labcorp: str, arup: str) -> None:
         first = rows.sample(min(DRAWN, len(rows)), random_state=0)
         rest = rows.drop(first.index)
         fresh = rest.sample(min(DRAWN, len(rest)), random_state=1)
-        third = rest.drop(fresh.index)
-        third = third.sample(min(DRAWN, len(third)), random_state=2)
+        rest = rest.drop(fresh.index)
+        third = rest.sample(min(DRAWN, len(rest)), random_state=2)
+        rest = rest.drop(third.index)
+        fourth = rest.sample(min(DRAWN, len(rest)), random_state=3)
         for out, drawn in ((file, first), (file.replace(".tsv", "_fresh.tsv"), fresh),
-                           (file.replace(".tsv", "_fresh2.tsv"), third)):
+                           (file.replace(".tsv", "_fresh2.tsv"), third),
+                           (file.replace(".tsv", "_fresh3.tsv"), fourth)):
             drawn = drawn.sort_values("name")
             if file.startswith("arup"):
                 drawn = drawn.drop(columns=["unit"])
