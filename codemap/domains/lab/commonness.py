@@ -97,19 +97,24 @@ def usage_shares(named: tuple[tuple[str, str], ...] = ()) -> Shares:
     return Shares(_normalise(systems), _normalise(methods), methodless / total)
 
 
-_TARGET: list = []  # [(the concepts frame, its Shares)]: one target per run
+def per_target(read: Callable):
+    """`read(concepts)` computed once per target frame: a ranking builds its scorers anew for
+    every settings (eval: 16) while the target's frame stays the same object. Only the last
+    frame is kept (one target per run); the frame itself, not an equal copy, is the key."""
+    last: list = []  # [(the concepts frame, what `read` gave)]
+
+    @functools.wraps(read)
+    def once(concepts):
+        if not last or last[0][0] is not concepts:
+            last[:] = [(concepts, read(concepts))]
+        return last[0][1]
+    return once
 
 
+@per_target
 def target_shares(concepts) -> Shares:
     """usage_shares for a target's concepts (a frame with `code` and what concept_axes reads):
-    its ranked codes under the components it gives them. Read once per frame: a ranking builds
-    its scorers anew for every settings (eval: 16), the target's frame stays the same object."""
-    if not _TARGET or _TARGET[0][0] is not concepts:
-        _TARGET[:] = [(concepts, _target_shares(concepts))]
-    return _TARGET[0][1]
-
-
-def _target_shares(concepts) -> Shares:
+    its ranked codes under the components it gives them."""
     ranked = set(_ranks())
     held = concepts[concepts["code"].isin(ranked)].drop_duplicates("code")
     named = ((code, concept_axes(row).component)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .abbreviations import spelled_from
-from .commonness import code_rank
+from .commonness import code_rank, per_target
 from .loinc import component_from_name, concept_axes, fold, ranked_codes, text_specimen
 
 FIELD_WORD = "specimen"
@@ -105,9 +105,10 @@ class TargetFields:
     commonest: str = ""
 
 
+@per_target
 def target_fields(concepts: pd.DataFrame) -> TargetFields:
     """The TargetFields of a LOINC target's concepts: those whose component, as concept_axes
-    reads it, begins with "specimen"."""
+    reads it, begins with "specimen" (read once per target frame)."""
     named = concepts["name"].astype(str).str.lower().str.lstrip("[").str.startswith(FIELD_WORD)
     if "component" in concepts.columns:
         named |= concepts["component"].fillna("").astype(str).str.lower().str.startswith(FIELD_WORD)
