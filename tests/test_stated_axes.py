@@ -169,9 +169,22 @@ def test_six_misreadings_of_a_row_are_read_right():
     assert text_axes("urinary blood").group == "urine"  # a bent word still reads as before
     assert not text_axes("Codeine (cutoff 40 ng/mL)").properties  # a screen's cutoff
     assert "MCnc" in text_axes("Codeine ng/mL").properties
-    assert not text_axes("HSV type 1 DNA PCR").properties and text_axes("ABO Type").properties
+    assert not text_axes("HSV type 1 DNA PCR").properties and text_axes("Anti-A Titr Ser").properties
     assert text_axes("GTT 75Gm 1.0Hr").timing == "1H" and text_axes("Urine 24 hr").timing == "24H"
     assert parse_unit("#/100 WBC").properties == {"NFr"} and not parse_unit("units").properties
+
+
+def test_a_property_code_loinc_writes_inside_components_states_no_property():
+    """benchmarks/results/component-words/RULE.md: "time" and "type" are learned from the
+    built-in components ("Prothrombin time (PT)", "Blood product type"); written in a row they
+    name an analyte or a method as often as the property. A bracket still states it."""
+    from codemap.domains.lab.loinc import component_word_codes
+
+    assert {"time", "type"} <= component_word_codes() and "mcnc" not in component_word_codes()
+    for text in ("HIV-1 RNA Pl Qn Real Time PCR", "B-Type Natriuretic Peptide", "Prothrombin Time"):
+        assert not text_axes(text).properties, text
+    assert text_axes("Blood product [Type]").properties == {"Type"}
+    assert text_axes("Chol SerPl-mCnc").properties == {"MCnc"}
 
 
 def test_a_loinc_class_named_beside_other_words_states_its_specimen():

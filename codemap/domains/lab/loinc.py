@@ -639,7 +639,8 @@ def _text_properties(text: str, words: str) -> tuple[frozenset, str]:
     for token, after in zip(tokens, tokens[1:] + [""]):
         # A property code ("mcnc" of "SerPl-mCnc") is the most precise cue; followed by a
         # numeral it names a subtype ("HSV type 1"), not the property.
-        if token in property_codes() and token not in _CUE_WORDS and not _NUMERAL.fullmatch(after):
+        if (token in property_codes() and token not in _CUE_WORDS
+                and token not in component_word_codes() and not _NUMERAL.fullmatch(after)):
             return frozenset({property_codes()[token]}), token
     written = text.split()
     for at, token in enumerate(written):
@@ -657,6 +658,20 @@ def _text_properties(text: str, words: str) -> tuple[frozenset, str]:
             found |= properties
             cues.append(f"{hit} ({meaning})")
     return frozenset(found), ", ".join(cues)
+
+
+@functools.lru_cache(maxsize=1)
+def component_word_codes() -> frozenset:
+    """Folded PROPERTY codes that LOINC also writes as a word of a component ("time" of
+    "Prothrombin time (PT)", "type" of "Blood product type"), learned from the built-in long
+    names. In a row's text such a word names the analyte or the method as often as the property
+    ("HIV-1 RNA Real Time PCR", "B-Type Natriuretic Peptide"), and where it does name the
+    property the analyte's own name says so: it states no property (only a bracket, a unit or
+    a cue word does; benchmarks/results/component-words/RULE.md)."""
+    words = set()
+    for name in ranked_codes()["name"]:
+        words.update(fold(component_from_name(str(name))).split())
+    return frozenset(code for code in property_codes() if code in words and code not in _CUE_WORDS)
 
 
 @functools.lru_cache(maxsize=1)
