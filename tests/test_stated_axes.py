@@ -187,6 +187,29 @@ def test_a_property_code_loinc_writes_inside_components_states_no_property():
     assert text_axes("Chol SerPl-mCnc").properties == {"MCnc"}
 
 
+def test_a_subpart_the_row_writes_binds_like_a_stated_axis():
+    """benchmarks/results/stated-subpart/RULE.md: "ionized" of "Calcium, ionized" is the
+    subpart of Calcium.ionized's component; plain Calcium contradicts it; a row that writes no
+    subpart of the analyte, and an analyte with none learned, get no evidence."""
+    from codemap.domains.lab.columns import CONTRADICTS
+    from codemap.domains.lab.loinc import analyte_subparts, own_subparts
+    from codemap.domains.lab.text import SubpartScorer
+
+    assert {"direct", "total"} <= analyte_subparts()["bilirubin"]
+    assert "total" not in analyte_subparts().get("cholesterol", ())  # only in a ratio
+    assert own_subparts("Protein.monoclonal/Protein.total") == {"monoclonal"}
+    assert own_subparts("Albumin/Creatinine") == frozenset()
+    plain = {"code": "17861-6", "name": "Calcium [Mass/volume] in Serum or Plasma"}
+    ionized = {"code": "1994-3", "name": "Calcium.ionized [Moles/volume] in Blood"}
+    scorer = SubpartScorer()
+    said = {"text": "Calcium, ionized"}
+    assert scorer.score(said, ionized).adjust > 0 and not scorer.score(said, ionized).contradicts
+    assert scorer.score(said, plain).contradicts and scorer.score(said, plain).tier == CONTRADICTS
+    assert scorer.score({"text": "Calcium"}, plain).adjust == 0
+    assert scorer.score({"text": "Sodium ionized"}, {"code": "2951-2",
+                        "name": "Sodium [Moles/volume] in Serum or Plasma"}).adjust == 0
+
+
 def test_a_loinc_class_named_beside_other_words_states_its_specimen():
     """benchmarks/results/class-specimens/RULE.md: "RBC:UA" is urine (UA: 99 % urine codes);
     "UA" alone may be uric acid and says nothing; a class of mixed specimens (Chem) says nothing."""

@@ -343,6 +343,35 @@ def component_parts(component: str) -> tuple[str, frozenset]:
     return component[:found.start()].strip(), frozenset(w for w in detail if len(w) >= 3 and w.isalpha())
 
 
+def own_subparts(component: str) -> frozenset:
+    """The words of a component's own subpart: after its analyte's "." and before any divisor
+    or challenge ("/", "^"), of 3+ letters: "Calcium.ionized" → {"ionized"}; "Protein.monoclonal/
+    Protein.total" → {"monoclonal"}; "Albumin/Creatinine" → {} (a divisor is no subpart)."""
+    head = re.split(r"[/^]", component, maxsplit=1)[0]
+    analyte, dot, rest = head.partition(".")
+    if not dot or not analyte.strip():
+        return frozenset()
+    return frozenset(w for w in fold(rest).split() if len(w) >= 3 and w.isalpha())
+
+
+@functools.lru_cache(maxsize=1)
+def analyte_subparts() -> dict[str, frozenset]:
+    """Folded analyte → the own subparts its built-in codes carry, less the analyte's own words
+    ("calcium" → {"ionized"}, "bilirubin" → {"direct", "indirect", "total"}), learned from the
+    shipped long names: the subparts a row can state of that analyte. Only components without a
+    divisor or challenge teach it: "Cholesterol.total/Cholesterol in HDL" is a ratio, and
+    "Cholesterol" alone is already the total, so "total" is no subpart a row states of it."""
+    learned: dict[str, set] = {}
+    for name in ranked_codes()["name"]:
+        component = component_from_name(str(name))
+        if re.search(r"[/^]", component):
+            continue
+        analyte = fold(component_parts(component)[0]).strip()
+        if analyte and (subparts := own_subparts(component) - set(analyte.split())):
+            learned.setdefault(analyte, set()).update(subparts)
+    return {analyte: frozenset(words) for analyte, words in learned.items()}
+
+
 def component_from_name(long_name: str) -> str:
     """COMPONENT words of a long common name: what comes before "[" (a component may itself say
     "in": "Cholesterol in HDL [Mass/volume]"), else before " in " or " by "."""

@@ -30,7 +30,8 @@ from typing import Callable, Mapping
 from ..evidence import NO_EVIDENCE, Evidence
 from .columns import CategoryScorer, UnitScorer, contradiction_tier
 from .commonness import Shares, UsageScorer, usage_shares
-from .loinc import (Axes, component_parts, concept_axes, fold, is_loinc_code, long_name_system,
+from .loinc import (Axes, analyte_subparts, component_parts, concept_axes, fold, is_loinc_code,
+                    long_name_system, own_subparts,
                     property_scales, system_specimen_of, text_axes, text_specimen)
 from .specimen_fields import TargetFields, concept_field, named_field
 from .specimens import Specimen
@@ -333,12 +334,43 @@ class ComponentBackoff(_BoundScorer):
         return component_parts(axes.component)[0] if axes is not None and axes.component else None
 
 
+@dataclass(frozen=True)
+class SubpartScorer(_BoundScorer):
+    """The subpart of its analyte a row writes ("ionized" of "Calcium, ionized") against the
+    candidate's own subpart (loinc.own_subparts: "Calcium.ionized"): a component axis the row
+    states, binding like the other text axes. Which words are an analyte's subparts is learned
+    from the built-in names (loinc.analyte_subparts); a row that writes none of its candidate's
+    analyte's says nothing of it (benchmarks/results/stated-subpart/RULE.md)."""
+
+    name: str = "text_subpart"
+    match: float = 0.03
+    mismatch: float = -0.05
+
+    def for_row(self, row: Mapping[str, str]):
+        words = frozenset(fold(str(row.get("text", "") or "")).split())
+        return functools.partial(self._score, words) if words else None
+
+    def _score(self, words: frozenset, concept: Mapping[str, object]) -> Evidence:
+        axes = _loinc_axes(concept)
+        if axes is None or not axes.component:
+            return NO_EVIDENCE
+        known = analyte_subparts().get(fold(component_parts(axes.component)[0]).strip(), ())
+        stated = sorted(w for w in known if w in words or f"{w}s" in words)
+        if not stated:
+            return NO_EVIDENCE
+        said = ", ".join(stated)
+        if set(stated) <= own_subparts(axes.component):
+            return Evidence(self.match, f"text says {said}; candidate is {axes.component} ✔")
+        return Evidence(self.mismatch, f"text says {said}; candidate is {axes.component} ✘",
+                        contradicts=True, tier=contradiction_tier(self.name))
+
+
 def text_scorers() -> list:
-    """The five text-axis scorers: the size of the column scorers' adjustment for the same fact,
+    """The six text-axis scorers: the size of the column scorers' adjustment for the same fact,
     smaller where the text is a weaker witness ("count" may name a percentage panel)."""
     return [TextAxisScorer("text_specimen", 0.03, -0.08), TextAxisScorer("text_property", 0.03, -0.05),
             TextAxisScorer("text_timing", 0.03, -0.08), TextAxisScorer("text_method", 0.03, -0.03),
-            TextAxisScorer("text_scale", 0.03, -0.05)]
+            TextAxisScorer("text_scale", 0.03, -0.05), SubpartScorer()]
 
 
 def usual_scorers(shares: Shares | None = None, methodless: bool = False) -> list:
