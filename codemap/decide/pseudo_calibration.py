@@ -41,7 +41,7 @@ FOLDS = 2
 SEED = 0
 PSEUDO_FIT = 9  # bumped when the fitting or the lab evidence changes: cached fits are then redone
 # (7: thresholds with a margin; 8: a stated specimen lowers its less usual variants; 9: "time"
-# and "type" in a row's text state no property)
+# and "type" in a row's text state no property, and a stated subpart binds)
 NOT_TRANSFERRED = ("encoder_score", "lexical_score", "evidence_unconfirmed")
 
 
