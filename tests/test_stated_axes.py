@@ -206,6 +206,13 @@ def test_a_subpart_the_row_writes_binds_like_a_stated_axis():
     assert scorer.score(said, ionized).adjust > 0 and not scorer.score(said, ionized).contradicts
     assert scorer.score(said, plain).contradicts and scorer.score(said, plain).tier == CONTRADICTS
     assert scorer.score({"text": "Calcium"}, plain).adjust == 0
+    # RULE-2: an initial right before the analyte's word states the subpart it begins ("T Bil");
+    # a cut does not ("gas" is no cut of gastrointestinal in "Hemoglobin blood gas").
+    direct = {"code": "1968-7", "name": "Bilirubin.direct [Mass/volume] in Serum or Plasma"}
+    assert scorer.score({"text": "T-Bil"}, direct).contradicts
+    assert scorer.score({"text": "Bili T"}, direct).adjust == 0
+    hgb = {"code": "718-7", "name": "Hemoglobin [Mass/volume] in Blood"}
+    assert scorer.score({"text": "Hemoglobin blood gas"}, hgb).adjust == 0
     assert scorer.score({"text": "Sodium ionized"}, {"code": "2951-2",
                         "name": "Sodium [Moles/volume] in Serum or Plasma"}).adjust == 0
 

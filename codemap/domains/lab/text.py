@@ -340,22 +340,22 @@ class SubpartScorer(_BoundScorer):
     candidate's own subpart (loinc.own_subparts: "Calcium.ionized"): a component axis the row
     states, binding like the other text axes. Which words are an analyte's subparts is learned
     from the built-in names (loinc.analyte_subparts); a row that writes none of its candidate's
-    analyte's says nothing of it (benchmarks/results/stated-subpart/RULE.md)."""
+    analyte's says nothing of it (benchmarks/results/stated-subpart/RULE.md, RULE-2.md)."""
 
     name: str = "text_subpart"
     match: float = 0.03
     mismatch: float = -0.05
 
     def for_row(self, row: Mapping[str, str]):
-        words = frozenset(fold(str(row.get("text", "") or "")).split())
+        words = tuple(fold(str(row.get("text", "") or "")).split())
         return functools.partial(self._score, words) if words else None
 
-    def _score(self, words: frozenset, concept: Mapping[str, object]) -> Evidence:
+    def _score(self, words: tuple, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
         if axes is None or not axes.component:
             return NO_EVIDENCE
-        known = analyte_subparts().get(fold(component_parts(axes.component)[0]).strip(), ())
-        stated = sorted(w for w in known if w in words or f"{w}s" in words)
+        analyte = fold(component_parts(axes.component)[0]).strip()
+        stated = sorted(_stated_subparts(words, analyte, analyte_subparts().get(analyte, frozenset())))
         if not stated:
             return NO_EVIDENCE
         said = ", ".join(stated)
@@ -363,6 +363,33 @@ class SubpartScorer(_BoundScorer):
             return Evidence(self.match, f"text says {said}; candidate is {axes.component} ✔")
         return Evidence(self.mismatch, f"text says {said}; candidate is {axes.component} ✘",
                         contradicts=True, tier=contradiction_tier(self.name))
+
+
+def _stated_subparts(words: tuple, analyte: str, known: frozenset) -> set[str]:
+    """The subparts of `analyte` (`known`) the row's folded `words` write: whole or plural, or
+    by the initial right before a word naming the analyte ("T Bil"; an initial that fits two
+    subparts states neither)."""
+    if not known:
+        return set()
+    head = analyte.split()[0]
+    stated = set()
+    for at, word in enumerate(words):
+        whole = {s for s in known if word in (s, f"{s}s")}
+        if whole:
+            stated |= whole
+            continue
+        # A cut ("tot") is not read: cuts are words of their own too often ("gas" of
+        # gastrointestinal, a subpart of hemoglobin, in "Hemoglobin (blood gas)").
+        if len(word) == 1 and word.isalpha() and _names(words[at + 1:at + 2], head):
+            fits = {s for s in known if s.startswith(word)}
+            if len(fits) == 1:
+                stated |= fits
+    return stated
+
+
+def _names(following: tuple, head: str) -> bool:
+    """Whether the word after an initial names the analyte: its first word, or a cut of it."""
+    return bool(following) and (following[0] == head or (len(following[0]) >= 3 and head.startswith(following[0])))
 
 
 def text_scorers() -> list:
