@@ -347,8 +347,13 @@ class SubpartScorer(_BoundScorer):
     mismatch: float = -0.05
 
     def for_row(self, row: Mapping[str, str]):
+        """None for a row with no word that could state a subpart (most rows), so its
+        candidates are not looked at."""
         words = tuple(fold(str(row.get("text", "") or "")).split())
-        return functools.partial(self._score, words) if words else None
+        may = _subpart_words()
+        if not any(w in may or w[:-1] in may or (len(w) == 1 and w.isalpha()) for w in words):
+            return None
+        return functools.partial(self._score, words)
 
     def _score(self, words: tuple, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
@@ -363,6 +368,13 @@ class SubpartScorer(_BoundScorer):
             return Evidence(self.match, f"text says {said}; candidate is {axes.component} ✔")
         return Evidence(self.mismatch, f"text says {said}; candidate is {axes.component} ✘",
                         contradicts=True, tier=contradiction_tier(self.name))
+
+
+@functools.lru_cache(maxsize=1)
+def _subpart_words() -> frozenset:
+    """Every analyte's subparts, together: a row that writes none of them (whole) and no
+    initial states no subpart."""
+    return frozenset().union(*analyte_subparts().values())
 
 
 def _stated_subparts(words: tuple, analyte: str, known: frozenset) -> set[str]:
