@@ -328,6 +328,7 @@ _CHALLENGE_HOURS = re.compile(r"^\s*(\d{1,2})\s*(?:hours?|hr|h)\b", re.IGNORECAS
 
 
 _COMPONENT_PARTS = re.compile(r"[./^]")
+_DIVISOR_OR_CHALLENGE = re.compile(r"[/^]")
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -344,14 +345,10 @@ def component_parts(component: str) -> tuple[str, frozenset]:
 
 
 def own_subparts(component: str) -> frozenset:
-    """The words of a component's own subpart: after its analyte's "." and before any divisor
-    or challenge ("/", "^"), of 3+ letters: "Calcium.ionized" → {"ionized"}; "Protein.monoclonal/
+    """The words of a component's own subpart: component_parts' words of what comes before any
+    divisor or challenge ("/", "^"): "Calcium.ionized" → {"ionized"}; "Protein.monoclonal/
     Protein.total" → {"monoclonal"}; "Albumin/Creatinine" → {} (a divisor is no subpart)."""
-    head = re.split(r"[/^]", component, maxsplit=1)[0]
-    analyte, dot, rest = head.partition(".")
-    if not dot or not analyte.strip():
-        return frozenset()
-    return frozenset(w for w in fold(rest).split() if len(w) >= 3 and w.isalpha())
+    return component_parts(_DIVISOR_OR_CHALLENGE.split(component, maxsplit=1)[0])[1]
 
 
 @functools.lru_cache(maxsize=1)
@@ -364,7 +361,7 @@ def analyte_subparts() -> dict[str, frozenset]:
     learned: dict[str, set] = {}
     for name in ranked_codes()["name"]:
         component = component_from_name(str(name))
-        if re.search(r"[/^]", component):
+        if _DIVISOR_OR_CHALLENGE.search(component):
             continue
         analyte = fold(component_parts(component)[0]).strip()
         if analyte and (subparts := own_subparts(component) - set(analyte.split())):

@@ -401,7 +401,10 @@ def _stated_subparts(words: tuple, analyte: str, known: frozenset) -> set[str]:
 
 def _names(following: tuple, head: str) -> bool:
     """Whether the word after an initial names the analyte: its first word, or a cut of it."""
-    return bool(following) and (following[0] == head or (len(following[0]) >= 3 and head.startswith(following[0])))
+    if not following:
+        return False
+    word = following[0]
+    return word == head or (len(word) >= 3 and head.startswith(word))
 
 
 def text_scorers() -> list:
