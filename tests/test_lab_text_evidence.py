@@ -129,7 +129,7 @@ def test_loinc_check_digit():
 
 
 def test_text_scorers_agree_and_contradict_with_reasons():
-    specimen, prop, timing, method, _, _ = text_scorers()
+    specimen, prop, timing, method, _, _, _ = text_scorers()
     urine_24h, serum = _shipped("14684-5"), _shipped("2160-0")
     row = {"text": "Creat 24H Ur", "unit": "", "specimen": ""}
     assert timing.score(row, urine_24h).adjust > 0 > timing.score(row, serum).adjust

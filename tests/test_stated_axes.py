@@ -217,6 +217,34 @@ def test_a_subpart_the_row_writes_binds_like_a_stated_axis():
                         "name": "Sodium [Moles/volume] in Serum or Plasma"}).adjust == 0
 
 
+def test_a_word_telling_sibling_tests_apart_binds():
+    """benchmarks/results/variant-words/RULE-2.md: "IgG" and "IgM" tell rubella antibody tests
+    apart (learned from built-in components differing in one word), so the IgM code contradicts
+    "Rubella IgG"; the IgG code and a one-word test get no evidence (no agreement bonus); a word
+    of one or two characters counts only beside the component's word next to its place."""
+    from codemap.domains.lab.columns import CONTRADICTS
+    from codemap.domains.lab.loinc import variant_words
+    from codemap.domains.lab.text import VariantScorer
+
+    assert variant_words("Rubella virus IgM Ab") == (("igm", frozenset({"igg"}),
+                                                      frozenset({"virus", "ab"})),)
+    assert variant_words("Calcium.ionized") == ()  # a subpart: text_subpart's
+    igm = {"code": "5335-5", "name": "Rubella virus IgM Ab [Units/volume] in Serum by Immunoassay"}
+    igg = {"code": "5334-8", "name": "Rubella virus IgG Ab [Units/volume] in Serum by Immunoassay"}
+    scorer = VariantScorer()
+    said = {"text": "Rubella IgG Ser Qn EIA (D)"}
+    assert scorer.score(said, igm).contradicts and scorer.score(said, igm).tier == CONTRADICTS
+    assert "text says igg; candidate is igm" in scorer.score(said, igm).reason
+    assert scorer.score(said, igg).adjust == 0
+    assert scorer.score({"text": "Rubella"}, igm).adjust == 0
+    troponin_t = {"code": "6598-7", "name": "Troponin T.cardiac [Mass/volume] in Serum or Plasma"}
+    assert scorer.score({"text": "Troponin I"}, troponin_t).contradicts
+    protein_s = {"code": "27822-6", "name": "Protein S Ag actual/normal in Platelet poor plasma"}
+    assert scorer.score({"text": "Protein C Ag"}, protein_s).contradicts
+    assert scorer.score({"text": "C reactive protein"}, protein_s).adjust == 0  # "c" not beside
+    assert scorer.for_row({"text": "Sodium"}) is None
+
+
 def test_a_loinc_class_named_beside_other_words_states_its_specimen():
     """benchmarks/results/class-specimens/RULE.md: "RBC:UA" is urine (UA: 99 % urine codes);
     "UA" alone may be uric acid and says nothing; a class of mixed specimens (Chem) says nothing."""

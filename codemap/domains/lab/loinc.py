@@ -369,6 +369,46 @@ def analyte_subparts() -> dict[str, frozenset]:
     return {analyte: frozenset(words) for analyte, words in learned.items()}
 
 
+@functools.lru_cache(maxsize=1)
+def _variant_places() -> dict[tuple, frozenset]:
+    """(place, the component's other words with "*" in that place) → the words the built-in
+    components write there, where they write two or more: two components that differ in one
+    word at one place are sibling tests ("rubella virus igg ab", "rubella virus igm ab")."""
+    places: dict[tuple, set] = defaultdict(set)
+    for name in ranked_codes()["name"]:
+        words = fold(component_from_name(str(name))).split()
+        if len(words) >= 2:  # one-word components differ in everything
+            for at, word in enumerate(words):
+                places[_place(words, at)].add(word)
+    return {key: frozenset(found) for key, found in places.items() if len(found) > 1}
+
+
+def _place(words: list[str], at: int) -> tuple:
+    return (at, *words[:at], "*", *words[at + 1:])
+
+
+@functools.lru_cache(maxsize=1)
+def all_variant_words() -> frozenset:
+    """Every word of _variant_places, together: a row that writes none states no variant."""
+    return frozenset().union(*_variant_places().values())
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def variant_words(component: str) -> tuple[tuple[str, frozenset, frozenset], ...]:
+    """The words of a component (as a long name writes it) that tell it from a sibling test,
+    learned from the built-in components (_variant_places): (its word, the siblings' words in
+    that place, the component's words beside that place), one per place. "Rubella virus IgG
+    Ab" → (("igg", {"igm"}, {"virus", "ab"}),). Its own subparts are left to own_subparts."""
+    words = fold(component).split()
+    own = own_subparts(component)
+    found = []
+    for at, word in enumerate(words):
+        others = _variant_places().get(_place(words, at), frozenset()) - {word}
+        if others and word not in own:
+            found.append((word, others, frozenset(words[max(at - 1, 0):at] + words[at + 1:at + 2])))
+    return tuple(found)
+
+
 def component_from_name(long_name: str) -> str:
     """COMPONENT words of a long common name: what comes before "[" (a component may itself say
     "in": "Cholesterol in HDL [Mass/volume]"), else before " in " or " by "."""

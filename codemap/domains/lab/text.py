@@ -30,9 +30,10 @@ from typing import Callable, Mapping
 from ..evidence import NO_EVIDENCE, Evidence
 from .columns import CategoryScorer, UnitScorer, contradiction_tier
 from .commonness import Shares, UsageScorer, usage_shares
-from .loinc import (Axes, analyte_subparts, component_parts, concept_axes, fold, is_loinc_code,
-                    long_name_system, own_subparts,
-                    property_scales, system_specimen_of, text_axes, text_specimen)
+from .loinc import (Axes, all_variant_words, analyte_subparts, component_from_name,
+                    component_parts, concept_axes, fold, is_loinc_code, long_name_system,
+                    own_subparts, property_scales, system_specimen_of, text_axes, text_specimen,
+                    variant_words)
 from .specimen_fields import TargetFields, concept_field, named_field
 from .specimens import Specimen
 from .units import parse_unit
@@ -407,12 +408,59 @@ def _names(following: tuple, head: str) -> bool:
     return word == head or (len(word) >= 3 and head.startswith(word))
 
 
+@dataclass(frozen=True)
+class VariantScorer(_BoundScorer):
+    """A word the row writes that tells a test from its siblings ("IgG" of "Rubella IgG": LOINC
+    also has the IgM test): a candidate that writes a sibling's word in that place instead
+    contradicts the row, binding like the other text axes. Which words tell siblings apart is
+    learned from the built-in components (loinc.variant_words); the encoder scores "IgG" and
+    "IgM" alike (benchmarks/results/variant-words/RULE-2.md)."""
+
+    name: str = "text_variant"
+    mismatch: float = -0.05
+
+    def for_row(self, row: Mapping[str, str]):
+        """None for a row that writes no variant word (most rows)."""
+        words = tuple(fold(str(row.get("text", "") or "")).split())
+        if not set(words) & all_variant_words():
+            return None
+        return functools.partial(self._score, words)
+
+    def _score(self, words: tuple, concept: Mapping[str, object]) -> Evidence:
+        if _loinc_axes(concept) is None:
+            return NO_EVIDENCE
+        # The long name's component: a LOINC table's COMPONENT column orders the words
+        # otherwise ("Rubella virus Ab.IgG"), and the places are learned from long names.
+        name = str(concept.get("long_name") or concept.get("name") or "").split(" --")[0]
+        stated = [(said, own) for own, others, beside in variant_words(component_from_name(name))
+                  if not _writes(words, own, beside)
+                  and (said := sorted(w for w in others if _writes(words, w, beside)))]
+        if not stated:
+            # No agreement bonus: only a candidate with siblings could earn one, and a one-word
+            # test ("Thyroglobulin") lost to a family writing the row's word (RULE.md).
+            return NO_EVIDENCE
+        told = "; ".join(f"text says {', '.join(said)}; candidate is {own}" for said, own in stated)
+        return Evidence(self.mismatch, f"{told} ✘", contradicts=True,
+                        tier=contradiction_tier(self.name))
+
+
+def _writes(words: tuple, word: str, beside: frozenset) -> bool:
+    """Whether the row's `words` write `word`; one of one or two characters ("i", "1") only
+    right beside a word the component writes beside it ("Troponin I"), so that "C reactive
+    protein" states no protein C."""
+    if len(word) > 2:
+        return word in words
+    return any(w == word and ({words[at - 1] if at else "", *words[at + 1:at + 2]} & beside)
+               for at, w in enumerate(words))
+
+
 def text_scorers() -> list:
-    """The six text-axis scorers: the size of the column scorers' adjustment for the same fact,
+    """The seven text-axis scorers: the size of the column scorers' adjustment for the same fact,
     smaller where the text is a weaker witness ("count" may name a percentage panel)."""
     return [TextAxisScorer("text_specimen", 0.03, -0.08), TextAxisScorer("text_property", 0.03, -0.05),
             TextAxisScorer("text_timing", 0.03, -0.08), TextAxisScorer("text_method", 0.03, -0.03),
-            TextAxisScorer("text_scale", 0.03, -0.05), SubpartScorer()]
+            TextAxisScorer("text_scale", 0.03, -0.05), SubpartScorer(),
+            VariantScorer()]
 
 
 def usual_scorers(shares: Shares | None = None, methodless: bool = False) -> list:
