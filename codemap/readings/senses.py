@@ -139,12 +139,24 @@ def joint_sense_score(expansion: str, words: TargetWords) -> tuple[float, float]
     parts = _sense_words(expansion)
     if not parts:
         return 0.0, 0.0
+    if len(parts) == 1 and not words[parts[0]]:
+        # One word the target writes in the singular ("triglycerides" of TG, LOINC's
+        # "Triglyceride"); a longer sense's plurals are generic words ("quantity limits" of QL)
+        # and stay as written (benchmarks/results/plural-senses/RULE.md).
+        parts = [next((one for one in singulars(parts[0]) if words[one]), parts[0])]
     share, tie = _found_in_target(parts, words)
     # One name holds no more of the words than all the names do: a sense below MIN_COVERAGE in
     # the whole target is below it in each name, and its names need not be counted.
-    if share >= MIN_COVERAGE:
+    if share >= MIN_COVERAGE and len(parts) > 1:  # one word found is held by a name
         share = words.together(parts) / len(parts)
     return share, tie
+
+
+def singulars(word: str) -> list[str]:
+    """The singulars a plural English word may have ("triglycerides" → "triglycerid",
+    "triglyceride"; "bodies" → "body"), each of at least four letters."""
+    return [word[:-len(end)] + then for end, then in (("ies", "y"), ("es", ""), ("s", ""))
+            if word.endswith(end) and len(word) - len(end) + len(then) >= 4]
 
 
 def choose_senses(words: TargetWords, senses) -> dict[str, list[Sense]]:
