@@ -221,7 +221,8 @@ def test_a_word_telling_sibling_tests_apart_binds():
     """benchmarks/results/variant-words/RULE-2.md: "IgG" and "IgM" tell rubella antibody tests
     apart (learned from built-in components differing in one word), so the IgM code contradicts
     "Rubella IgG"; the IgG code and a one-word test get no evidence (no agreement bonus); a word
-    of one or two characters counts only beside the component's word next to its place."""
+    of one or two characters counts only beside the component's word next to its place; an
+    abbreviation of two or three letters also where a row word spells it out (RULE-3)."""
     from codemap.domains.lab.columns import CONTRADICTS
     from codemap.domains.lab.loinc import variant_words
     from codemap.domains.lab.text import VariantScorer
@@ -243,6 +244,13 @@ def test_a_word_telling_sibling_tests_apart_binds():
     assert scorer.score({"text": "Protein C Ag"}, protein_s).contradicts
     assert scorer.score({"text": "C reactive protein"}, protein_s).adjust == 0  # "c" not beside
     assert scorer.for_row({"text": "Sodium"}) is None
+    # RULE-3: a row word that spells out a variant abbreviation writes it ("antigen": Ag).
+    surface_ab = {"code": "22322-2", "name": "Hepatitis B virus surface Ab [Presence] in Serum"}
+    surface_ag = {"code": "5196-1", "name": "Hepatitis B virus surface Ag [Presence] in Serum"}
+    antigen = {"text": "Hepatitis B Surface Antigen"}
+    assert "text says antigen; candidate is ab" in scorer.score(antigen, surface_ab).reason
+    assert scorer.score(antigen, surface_ag).adjust == 0
+    assert scorer.score({"text": "Hepatitis B Surface Antibody"}, surface_ag).contradicts
 
 
 def test_a_loinc_class_named_beside_other_words_states_its_specimen():

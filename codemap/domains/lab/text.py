@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ..evidence import NO_EVIDENCE, Evidence
+from .abbreviations import spelled_from
 from .columns import CategoryScorer, UnitScorer, contradiction_tier
 from .commonness import Shares, UsageScorer, usage_shares
 from .loinc import (Axes, all_variant_words, analyte_subparts, component_from_name,
@@ -420,9 +421,10 @@ class VariantScorer(_BoundScorer):
     mismatch: float = -0.05
 
     def for_row(self, row: Mapping[str, str]):
-        """None for a row that writes no variant word (most rows)."""
+        """None for a row that writes no variant word, nor a word long enough to spell one out."""
         words = tuple(fold(str(row.get("text", "") or "")).split())
-        if not set(words) & all_variant_words():
+        if not set(words) & all_variant_words() and not any(
+                _written(words, short, frozenset()) for short in _short_variant_words()):
             return None
         return functools.partial(self._score, words)
 
@@ -433,8 +435,8 @@ class VariantScorer(_BoundScorer):
         # otherwise ("Rubella virus Ab.IgG"), and the places are learned from long names.
         name = str(concept.get("long_name") or concept.get("name") or "").split(" --")[0]
         stated = [(said, own) for own, others, beside in variant_words(component_from_name(name))
-                  if not _writes(words, own, beside)
-                  and (said := sorted(w for w in others if _writes(words, w, beside)))]
+                  if not _written(words, own, beside)
+                  and (said := sorted({_written(words, w, beside) for w in others} - {""}))]
         if not stated:
             # No agreement bonus: only a candidate with siblings could earn one, and a one-word
             # test ("Thyroglobulin") lost to a family writing the row's word (RULE.md).
@@ -444,14 +446,26 @@ class VariantScorer(_BoundScorer):
                         tier=contradiction_tier(self.name))
 
 
-def _writes(words: tuple, word: str, beside: frozenset) -> bool:
-    """Whether the row's `words` write `word`; one of one or two characters ("i", "1") only
-    right beside a word the component writes beside it ("Troponin I"), so that "C reactive
-    protein" states no protein C."""
-    if len(word) > 2:
-        return word in words
-    return any(w == word and ({words[at - 1] if at else "", *words[at + 1:at + 2]} & beside)
-               for at, w in enumerate(words))
+@functools.lru_cache(maxsize=1)
+def _short_variant_words() -> tuple[str, ...]:
+    """The variant words a row may spell out (_written): abbreviations of two or three letters."""
+    return tuple(sorted(w for w in all_variant_words() if 2 <= len(w) <= 3 and w.isalpha()))
+
+
+def _written(words: tuple, word: str, beside: frozenset) -> str:
+    """The row word that writes `word` ("" when none): `word` itself; one of one or two
+    characters ("i", "1") only right beside a word the component writes beside it ("Troponin
+    I"), so that "C reactive protein" states no protein C. An abbreviation of two or three
+    letters is also written by a row word that spells it out, as the abbreviation learner reads
+    LOINC's short names ("antigen" writes "ag", "antibody" "ab"; variant-words/RULE-3.md)."""
+    if len(word) > 2 and word in words:
+        return word
+    if len(word) <= 2 and any(w == word and ({words[at - 1] if at else "", *words[at + 1:at + 2]}
+                                             & beside) for at, w in enumerate(words)):
+        return word
+    if 2 <= len(word) <= 3 and word.isalpha():
+        return next((w for w in words if len(w) >= len(word) + 3 and spelled_from(word, w)), "")
+    return ""
 
 
 def text_scorers() -> list:
