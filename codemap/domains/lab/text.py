@@ -421,51 +421,84 @@ class VariantScorer(_BoundScorer):
     mismatch: float = -0.05
 
     def for_row(self, row: Mapping[str, str]):
-        """None for a row that writes no variant word, nor a word long enough to spell one out."""
-        words = tuple(fold(str(row.get("text", "") or "")).split())
-        if not set(words) & all_variant_words() and not any(
-                _written(words, short, frozenset()) for short in _short_variant_words()):
+        """None for a row that writes no variant word, nor a word that spells one out."""
+        said = _RowWords.of(str(row.get("text", "") or ""))
+        if not said.words_set & all_variant_words() and not said.spelled:
             return None
-        return functools.partial(self._score, words)
+        return functools.partial(self._score, said)
 
-    def _score(self, words: tuple, concept: Mapping[str, object]) -> Evidence:
-        if _loinc_axes(concept) is None:
+    def _score(self, said: "_RowWords", concept: Mapping[str, object]) -> Evidence:
+        if not _is_loinc(str(concept.get("code", ""))):
             return NO_EVIDENCE
         # The long name's component: a LOINC table's COMPONENT column orders the words
         # otherwise ("Rubella virus Ab.IgG"), and the places are learned from long names.
-        name = str(concept.get("long_name") or concept.get("name") or "").split(" --")[0]
-        stated = [(said, own) for own, others, beside in variant_words(component_from_name(name))
-                  if not _written(words, own, beside)
-                  and (said := sorted({_written(words, w, beside) for w in others} - {""}))]
+        name = str(concept.get("long_name") or concept.get("name") or "")
+        places, words = _name_variants(name)
+        if words.isdisjoint(said.any_words):  # most candidates: the row writes none of them
+            return NO_EVIDENCE
+        stated = [(told, own) for own, others, beside in places
+                  if not said.written(own, beside)
+                  and (told := sorted({said.written(w, beside) for w in others} - {""}))]
         if not stated:
             # No agreement bonus: only a candidate with siblings could earn one, and a one-word
             # test ("Thyroglobulin") lost to a family writing the row's word (RULE.md).
             return NO_EVIDENCE
-        told = "; ".join(f"text says {', '.join(said)}; candidate is {own}" for said, own in stated)
+        told = "; ".join(f"text says {', '.join(w)}; candidate is {own}" for w, own in stated)
         return Evidence(self.mismatch, f"{told} ✘", contradicts=True,
                         tier=contradiction_tier(self.name))
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _name_variants(name: str) -> tuple[tuple, frozenset]:
+    """loinc.variant_words of a long name's component (its challenge cut off), and every word
+    of its places together."""
+    places = variant_words(component_from_name(name.split(" --")[0]))
+    return places, frozenset(w for own, others, _ in places for w in (own, *others))
+
+
 @functools.lru_cache(maxsize=1)
-def _short_variant_words() -> tuple[str, ...]:
-    """The variant words a row may spell out (_written): abbreviations of two or three letters."""
-    return tuple(sorted(w for w in all_variant_words() if 2 <= len(w) <= 3 and w.isalpha()))
+def _short_variant_words() -> dict[str, tuple[str, ...]]:
+    """The variant words a row may spell out (_RowWords), abbreviations of two or three
+    letters, by their first letter."""
+    by_letter: dict[str, list] = {}
+    for word in sorted(w for w in all_variant_words() if 2 <= len(w) <= 3 and w.isalpha()):
+        by_letter.setdefault(word[0], []).append(word)
+    return {letter: tuple(found) for letter, found in by_letter.items()}
 
 
-def _written(words: tuple, word: str, beside: frozenset) -> str:
-    """The row word that writes `word` ("" when none): `word` itself; one of one or two
-    characters ("i", "1") only right beside a word the component writes beside it ("Troponin
-    I"), so that "C reactive protein" states no protein C. An abbreviation of two or three
-    letters is also written by a row word that spells it out, as the abbreviation learner reads
-    LOINC's short names ("antigen" writes "ag", "antibody" "ab"; variant-words/RULE-3.md)."""
-    if len(word) > 2 and word in words:
-        return word
-    if len(word) <= 2 and any(w == word and ({words[at - 1] if at else "", *words[at + 1:at + 2]}
-                                             & beside) for at, w in enumerate(words)):
-        return word
-    if 2 <= len(word) <= 3 and word.isalpha():
-        return next((w for w in words if len(w) >= len(word) + 3 and spelled_from(word, w)), "")
-    return ""
+@dataclass(frozen=True)
+class _RowWords:
+    """A row's folded words, read once per row for every candidate: which variant words they
+    write. A word of one or two characters ("i", "1") counts only right beside a word the
+    component writes beside it ("Troponin I"), so that "C reactive protein" states no protein C.
+    An abbreviation of two or three letters is also written by a row word that spells it out,
+    as the abbreviation learner reads LOINC's short names ("antigen" writes "ag", "antibody"
+    "ab"; variant-words/RULE-3.md)."""
+
+    words: tuple
+    words_set: frozenset
+    spelled: Mapping[str, str]  # short variant word → the row word that spells it out
+    any_words: frozenset  # the row's words and those it spells out
+
+    @staticmethod
+    def of(text: str) -> "_RowWords":
+        words = tuple(fold(text).split())
+        spelled = {}
+        for word in words:
+            for short in _short_variant_words().get(word[0], ()) if len(word) >= 5 else ():
+                if short not in spelled and len(word) >= len(short) + 3 and spelled_from(short, word):
+                    spelled[short] = word
+        return _RowWords(words, frozenset(words), spelled, frozenset(words) | spelled.keys())
+
+    def written(self, word: str, beside: frozenset) -> str:
+        """The row word that writes `word`, "" when none."""
+        if len(word) > 2 and word in self.words_set:
+            return word
+        if len(word) <= 2 and word in self.words_set and any(
+                w == word and ({self.words[at - 1] if at else "", *self.words[at + 1:at + 2]}
+                               & beside) for at, w in enumerate(self.words)):
+            return word
+        return self.spelled.get(word, "")
 
 
 def text_scorers() -> list:
