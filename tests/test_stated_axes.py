@@ -217,6 +217,15 @@ def test_a_subpart_the_row_writes_binds_like_a_stated_axis():
                         "name": "Sodium [Moles/volume] in Serum or Plasma"}).adjust == 0
 
 
+def test_level_states_an_amount_of_either_kind():
+    """benchmarks/results/level-filler/RULE-2.md: "HbA1c level" is a fraction, "Tobramycin
+    level" a mass concentration: "level" admits both and no susceptibility ("level" read as a
+    concentration alone sent "HbA1c level (IFCC)" to an antibody in units per volume)."""
+    read = text_axes("HbA1c level (IFCC)").properties
+    assert {"MFr", "MCnc"} <= read and "Susc" not in read and "PrThr" not in read
+    assert text_axes("Glucose conc").properties.isdisjoint({"MFr", "NFr"})
+
+
 def test_a_word_telling_sibling_tests_apart_binds():
     """benchmarks/results/variant-words/RULE-2.md: "IgG" and "IgM" tell rubella antibody tests
     apart (learned from built-in components differing in one word), so the IgM code contradicts

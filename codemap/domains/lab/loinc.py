@@ -41,7 +41,11 @@ PROPERTY_CUES = (
     (("%", "percent", "pct", "fraction"), FRACTION, "a fraction"),
     (("count", "#", "absolute", "abs", "cnt"), COUNT, "a count"),
     (("ratio",), RATIO, "a ratio"),
-    (("level", "levels", "concentration", "conc"), CONCENTRATION, "a concentration"),
+    (("concentration", "conc"), CONCENTRATION, "a concentration"),
+    # "Level": an amount in the patient, of whatever kind its analyte is ("HbA1c level", a
+    # fraction; "Tobramycin level", a mass concentration), never a susceptibility or a presence
+    # (benchmarks/results/level-filler/RULE-2.md).
+    (("level", "levels"), CONCENTRATION | FRACTION, "an amount"),
     (("titer", "titre"), frozenset({"Titr"}), "a titer"),
     (("qualitative", "qual", "ql", "presence"), frozenset({"PrThr"}), "presence"),
 )
