@@ -226,6 +226,13 @@ def test_level_states_an_amount_of_either_kind():
     assert text_axes("Glucose conc").properties.isdisjoint({"MFr", "NFr"})
 
 
+def test_a_british_spelling_states_its_american_specimen():
+    """benchmarks/results/british-spellings/RULE.md: "Faecal occult blood" is stool (it read
+    "blood" and went to pH of Blood); "Faeces" and "Urine" read as before."""
+    assert text_axes("Faecal occult blood").group == "stool"
+    assert text_axes("Faeces").group == "stool" and text_axes("Urine").group == "urine"
+
+
 def test_a_word_telling_sibling_tests_apart_binds():
     """benchmarks/results/variant-words/RULE-2.md: "IgG" and "IgM" tell rubella antibody tests
     apart (learned from built-in components differing in one word), so the IgM code contradicts

@@ -655,10 +655,16 @@ def text_axes(text: str) -> Axes:
 
 def text_specimen(words: str) -> Specimen:
     """The specimen the folded text states (row_specimen_table), "Red/White Blood Cells" read
-    as cells, not as blood, a compound's specimen head as its own word ("Sammelurin")."""
+    as cells, not as blood, a compound's specimen head as its own word ("Sammelurin"), a
+    British spelling as its American one ("faecal": fecal)."""
     table = row_specimen_table()
-    return read_specimen(split_compounds(_BLOOD_CELLS.sub(" ", words), _compound_heads(), table.unbent),
-                         table)
+    words = _AMERICAN.sub("e", _BLOOD_CELLS.sub(" ", words))
+    return read_specimen(split_compounds(words, _compound_heads(), table.unbent), table)
+
+
+# British English writes "ae", "oe" where LOINC's American English writes "e" ("faecal",
+# "oedema", "haemolysed"): benchmarks/results/british-spellings/RULE.md.
+_AMERICAN = re.compile(r"(?:ae|oe)(?=[a-z])")
 
 
 @functools.lru_cache(maxsize=1)
