@@ -348,6 +348,13 @@ def component_parts(component: str) -> tuple[str, frozenset]:
     return component[:found.start()].strip(), frozenset(w for w in detail if len(w) >= 3 and w.isalpha())
 
 
+@functools.lru_cache(maxsize=1)
+def builtin_components() -> tuple[str, ...]:
+    """The COMPONENT of every shipped Top-2000 code, as its long name writes it
+    (component_from_name), in rank order: what the learned component tables read."""
+    return tuple(component_from_name(str(name)) for name in ranked_codes()["name"])
+
+
 def own_subparts(component: str) -> frozenset:
     """The words of a component's own subpart: component_parts' words of what comes before any
     divisor or challenge ("/", "^"): "Calcium.ionized" → {"ionized"}; "Protein.monoclonal/
@@ -363,8 +370,7 @@ def analyte_subparts() -> dict[str, frozenset]:
     divisor or challenge teach it: "Cholesterol.total/Cholesterol in HDL" is a ratio, and
     "Cholesterol" alone is already the total, so "total" is no subpart a row states of it."""
     learned: dict[str, set] = {}
-    for name in ranked_codes()["name"]:
-        component = component_from_name(str(name))
+    for component in builtin_components():
         if _DIVISOR_OR_CHALLENGE.search(component):
             continue
         analyte = fold(component_parts(component)[0]).strip()
@@ -379,8 +385,8 @@ def _variant_places() -> dict[tuple, frozenset]:
     components write there, where they write two or more: two components that differ in one
     word at one place are sibling tests ("rubella virus igg ab", "rubella virus igm ab")."""
     places: dict[tuple, set] = defaultdict(set)
-    for name in ranked_codes()["name"]:
-        words = fold(component_from_name(str(name))).split()
+    for component in builtin_components():
+        words = fold(component).split()
         if len(words) >= 2:  # one-word components differ in everything
             for at, word in enumerate(words):
                 places[_place(words, at)].add(word)
@@ -744,9 +750,7 @@ def component_word_codes() -> frozenset:
     ("HIV-1 RNA Real Time PCR", "B-Type Natriuretic Peptide"), and where it does name the
     property the analyte's own name says so: it states no property (only a bracket, a unit or
     a cue word does; benchmarks/results/component-words/RULE.md)."""
-    words = set()
-    for name in ranked_codes()["name"]:
-        words.update(fold(component_from_name(str(name))).split())
+    words = {word for component in builtin_components() for word in fold(component).split()}
     return frozenset(code for code in property_codes() if code in words and code not in _CUE_WORDS)
 
 
