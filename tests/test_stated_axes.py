@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from codemap.cli import app
 from codemap.domains.lab.loinc import (component_parts, row_specimen_table, specimen_table,
-                                       system_specimen_of, text_axes)
+                                       system_specimen_of, text_axes, with_short_name_axes)
 from codemap.domains.lab.specimens import Specimen, shared_start
 from codemap.domains.lab.text import SpecimenScorer, TextAxisScorer
 from codemap.rank.candidates import CONTRADICTED_CAP, candidate_features, capped, FEATURES
@@ -152,6 +152,18 @@ def test_stated_hours_agree_with_a_challenge_and_a_rate_fits_its_period():
     point = timing.score(row, {"code": "2345-7", "name": "Glucose [Mass/volume] in Serum or Plasma"})
     assert not challenge.contradicts and "2H post ✔" in challenge.reason
     assert other_hours.contradicts and point.contradicts and point.tier < 0
+    # As LOINC's short names write a challenge ("1H p Glc"), on the row's side and on a short-name
+    # table's (benchmarks/results/challenge-hours/RULE-2.md).
+    short = {"text": "Glucose 1H p Glc SerPl"}
+    assert not timing.score(short, {"code": "1504-0", "name": "Glucose [Mass/volume] in Serum or "
+                                    "Plasma --1 hour post 50 g glucose PO"}).contradicts
+    assert timing.score(short, {"code": "2345-7", "name": "Glucose [Mass/volume] in Serum or "
+                                "Plasma"}).contradicts
+    table = with_short_name_axes(pd.DataFrame({"code": ["32997-9", "3520-4"], "name": [
+        "cycloSPORINE 2h p Bld-mCnc", "cycloSPORINE Bld-mCnc"]}))
+    dosed = {"text": "Cyclosporin [Masse/Volumen] in Blut --2 Stunden nach Dosis"}
+    after_dose, plain = (timing.score(dosed, concept) for concept in table.to_dict("records"))
+    assert not after_dose.contradicts and after_dose.adjust > 0 and plain.contradicts
     unit = UnitScorer()
     day = unit.score({"unit": "mL/24 hr"}, {"code": "3167-4", "name": "Volume of 24 hour Urine",
                                            "property": "Vol"})

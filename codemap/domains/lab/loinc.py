@@ -58,7 +58,7 @@ METHOD_SYNONYMS = {"dipstick": "strip", "calc": "calculation", "calculated": "ca
                    "elisa": "immunoassay", "eia": "immunoassay", "pcr": "amplification",
                    "naat": "amplification"}
 # Text timing: "24 hr", "24h", "24-hour"; "random"/"spot" is a point in time. Hours "post" or
-# "after" something ("1h p 50 g Glc") time a challenge sample, not a collection period.
+# "after" something ("1h p 50 g Glc") time a challenge sample: read against challenge hours.
 # Other languages' words for "hours" are learned (specimen_forms.hour_words: "horas", "heures").
 _HOUR_WORDS = ("h", "hr", "hrs", "hour", "hours", "std")
 _POINT_WORDS = {"random", "spot"}
@@ -535,9 +535,10 @@ def with_short_name_axes(concepts: pd.DataFrame) -> pd.DataFrame:
         else:
             component, system, suffix = short_name_parts(str(name), systems)
             component, system_long = _hours_apart(component, systems.get(fold(system).strip(), system))
+            component, challenge = _challenge_apart(component)
             parts.append((components.get(fold(component).strip(), component.lower()),
                           system_long, suffixes.get(suffix.lower(), "")))
-            long = f"{component} in {system_long}" if system_long else ""
+            long = f"{component} in {system_long}{challenge}" if system_long else ""
         long_names.append(long)
     concepts["long_name"] = long_names
     read = [p[0] for p in parts]
@@ -559,6 +560,21 @@ def _hours_apart(component: str, system: str) -> tuple[str, str]:
     if not found or not system:
         return component, system
     return found.group(1), f"{found.group(2)} hour {system}"
+
+
+_SHORT_CHALLENGE = re.compile(r"^(.*\S)\s+(\d{1,2})h\s+p\b(.*)$", re.IGNORECASE)
+
+
+def _challenge_apart(component: str) -> tuple[str, str]:
+    """A short name's whole hours "p" something ("cycloSPORINE 2h p", "Glucose 1h p Glc") time a
+    challenge: the component without them, and the challenge as a long name writes it after
+    its "--" (" --2 hours post Glc"), where concept_axes reads its hours. Decimal hours ("1.5h
+    p") are left in the component, as a row's are left unread."""
+    found = _SHORT_CHALLENGE.match(component.strip())
+    if not found:
+        return component, ""
+    hours = int(found.group(2))
+    return found.group(1), f" --{hours} hour{'s' if hours != 1 else ''} post{found.group(3)}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -756,12 +772,14 @@ def component_word_codes() -> frozenset:
 
 @functools.lru_cache(maxsize=1)
 def _hours() -> re.Pattern:
-    """"24 hr", "24h", "24-hour", "24 horas"; not hours "post" or "after" something ("1h p 50 g
-    Glc"), which time a challenge sample, not a collection period."""
+    """"24 hr", "24h", "24-hour", "24 horas"; also hours "post" or "after" something ("1h p 50 g
+    Glc"): they time a challenge sample, and the timing axis compares them with a challenge
+    code's challenge hours (benchmarks/results/challenge-hours/RULE-2.md)."""
     words = "|".join(sorted({*_HOUR_WORDS, *hour_words()}, key=len, reverse=True))
-    # "1.0Hr" folds to "1 0hr": the zeros after a decimal point are no hours of their own.
-    return re.compile(rf"\b(\d{{1,2}})(?: 0+(?=\s*(?:{words})\b))?\s*-?\s*(?:{words})\b"
-                      rf"(?! (?:p|pc|post|after|nach)\b)")
+    # "1.0Hr" folds to "1 0hr": the zeros after a decimal point are no hours of their own; and
+    # "1,5 Stunden" folds to "1 5 stunden": a number right after a number is a decimal's
+    # fraction, no hours either.
+    return re.compile(rf"(?<!\d\s)\b(\d{{1,2}})(?: 0+(?=\s*(?:{words})\b))?\s*-?\s*(?:{words})\b")
 
 
 def _text_timing(words: str) -> tuple[str, str]:
