@@ -86,6 +86,18 @@ def test_column_errors(tmp_path):
         read_code_list(other)
 
 
+@pytest.mark.parametrize("content, text", [
+    ("alias\nBUN\nHgb\n", "alias"),  # an alias list names its column for what it holds
+    ("code;Omschrijving\n1;Kalium (bloed)\n", "Omschrijving"),  # Dutch: description
+    ("Tests\nSerum sodium\nK+\n", "Tests"),  # one column: its texts, whatever the header
+])
+def test_text_column_of_alias_dutch_and_one_column_lists(tmp_path, content, text):
+    path = tmp_path / "list.csv"
+    path.write_text(content, encoding="utf-8")
+    table = read_code_list(path)
+    assert table.text_cols == (text,) and table.texts[0] in ("BUN", "Kalium (bloed)", "Serum sodium")
+
+
 def test_explicit_encoding_that_does_not_fit():
     with pytest.raises(CodemapError, match="cannot be decoded as utf-8"):
         read_table(DATA / "labs_de_cp1252.csv", encoding="utf-8")

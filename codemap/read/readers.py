@@ -526,8 +526,12 @@ _ROLE_ALIASES: dict[str, list[set[str]]] = {
         {"sourcename", "sourcecodedescription", "sourcedescription", "localname", "testname",
          "name", "label", "description", "term", "text", "drug", "medication", "drugname",
          "bezeichnung", "beschreibung", "testbezeichnung", "analyt", "libelle", "nom",
-         "descripcion", "nombre", "denominacion", "prueba", "analysis", "analyse"},
+         "descripcion", "nombre", "denominacion", "prueba", "analysis", "analyse",
+         "naam", "omschrijving", "testnaam", "bepaling", "nome", "descrizione", "descricao",
+         "esame", "exame"},
         {"title", "display", "displayname", "longname", "shortname", "titel", "designation"},
+        # An alias list ("BUN", "Hgb") names its one text column for what it holds.
+        {"alias", "aliases", "localalias", "testalias", "synonym", "synonyms"},
     ],
     "unit": [{"unit", "units", "uom", "einheit", "einheiten", "unite", "unites", "unidad",
               "unidades", "ucum", "unitofmeasure"}],
@@ -651,7 +655,9 @@ def _with_roles(path: Path, frame: pd.DataFrame, options: ReadOptions) -> Source
     for given in (options.code_col, options.unit_col, options.specimen_col, *options.text_cols):
         if given is not None and given not in columns:
             raise CodemapError(f"{path}: no column named {given!r} (columns: {name_list(columns)})")
-    text_cols = tuple(options.text_cols) or (_find_role(path, columns, "text", required=True),)
+    # A list of one column is that column's texts, whatever its header says ("Tests").
+    text_cols = tuple(options.text_cols) or (_find_role(path, columns, "text",
+                                                        required=len(columns) > 1) or columns[0],)
     taken = set(text_cols)
     code_col = options.code_col or _find_role(path, columns, "code", exclude=taken)
     unit_col = options.unit_col or _find_role(path, columns, "unit", exclude=taken | {code_col})
