@@ -88,7 +88,8 @@ def test_german_variant_names_state_their_method():
 
 def test_short_names_read_as_text_agree_with_their_long_names():
     """Every shipped short name, read as a local label, against its own long name: the specimen
-    group and the timing the text parser finds must be the long name's."""
+    group and the timing the text parser finds must be the long name's (a challenge code's:
+    its challenge hours, as the timing axis compares them)."""
     table = ranked_codes()
     groups = timings = 0
     disagree = []
@@ -100,7 +101,7 @@ def test_short_names_read_as_text_agree_with_their_long_names():
                 disagree.append(row["code"])
         if said.timing and said.timing != "Pt":
             timings += 1
-            assert said.timing == has.timing, row
+            assert said.timing == (has.challenge_hours or has.timing), row
     assert groups > 1500 and timings > 50
     # Two shipped rows disagree with themselves: short name "… Vag …", long name "… in Urethra"
     # and "… in Genital specimen" (groups of their own since the systems are learned).
