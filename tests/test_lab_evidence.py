@@ -49,6 +49,22 @@ def test_expand_abbreviations_keeps_the_abbreviation():
     assert "Creat creatinine SerPl serum or plasma-mCnc" in set(extra["name"])
 
 
+def test_a_run_together_alias_reads_as_the_component_words_its_parts_spell():
+    """benchmarks/results/camel-case/RULE.md: "TnT" is troponin T; where two word runs fit, the
+    one more built-in codes hold ("TnI": troponin I, not trypsinogen I); a token that is no
+    run-together ("MCV", "pH"), a learned abbreviation ("SerPl") or a word of the target
+    ("HbA1c" stays, LOINC's German names write it) is left alone."""
+    from codemap.domains.lab.run_together import run_together_parts, run_together_reader
+
+    read = run_together_reader(builtin_loinc())
+    assert read("TnT") == "TnT troponin t" and read("TnI") == "TnI troponin i"
+    assert read("AnGap (bloed)") == "AnGap anion gap (bloed)"
+    assert run_together_parts("TnT") == ("tn", "t") and run_together_parts("MCV") == ()
+    assert run_together_parts("pH") == () and run_together_parts("B12") == ()
+    for text in ("K+ SerPl", "Troponin T", "HbA1c", "Hgb"):
+        assert read(text) == text
+
+
 def test_a_loinc_table_that_types_no_short_names_has_every_name_expanded(tmp_path):
     """A site's LOINC table of code and short name: its names are expanded as short names are;
     the built-in LOINC, whose short names are typed, gets exactly what it got before."""

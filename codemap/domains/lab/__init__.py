@@ -4,8 +4,8 @@ What it knows: LOINC's axes read from a code's names or a row's text (loinc), un
 properties they measure (units), the words of properties, specimens and classes and the
 evidence of a list's unit, specimen and category columns (columns), evidence read from the
 row's text and usual-variant priors (text), how commonly a code is ordered (commonness),
-abbreviations learned from LOINC's short and long names (abbreviations), element symbols
-(element_symbols), German LOINC words read in English (part_translation), and a site's unit
+abbreviations learned from LOINC's short and long names (abbreviations), tokens that run parts
+of component words together, "TnT" (run_together), element symbols (element_symbols), German LOINC words read in English (part_translation), and a site's unit
 system and methods learned from its approvals (conventions).
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .element_symbols import symbol_reader
 from .loinc import (component_from_name, is_loinc_code, reads_as_short_names, short_name_property,
                     with_short_name_axes)
 from .part_translation import part_reader
+from .run_together import run_together_reader
 from .specimen_fields import target_fields
 from .text import lab_scorers
 from .units import parse_unit
@@ -104,8 +105,9 @@ def scorers(vocab: Vocabulary, rank: RankConfig) -> list:
 
 
 def readings(vocab: Vocabulary, rank: RankConfig) -> list:
-    """A list in another language: the English words of its LOINC parts."""
-    return [part_reader(rank.crosslingual_from)] if rank.reads_parts else []
+    """A token that runs parts of words together ("TnT"): the component words they spell; a list
+    in another language: the English words of its LOINC parts."""
+    return [run_together_reader(vocab), *([part_reader(rank.crosslingual_from)] if rank.reads_parts else [])]
 
 
 def short_forms(pairs: list[tuple[str, str]]) -> dict[str, str]:
