@@ -68,16 +68,21 @@ def spelled_words(parts: tuple[str, ...]) -> str:
 def run_together_reader(vocab: Vocabulary) -> Callable[[str], str]:
     """`text` → `text` with each run-together token followed by the words it spells; a token
     the target writes as a word, or a learned abbreviation, is left alone."""
-    known = {w for name in vocab.names["name"].astype(str).str.lower()
-             for w in re.findall(r"[a-z0-9]+", name)} | set(builtin_abbreviations())
+
+    @functools.lru_cache(maxsize=1)
+    def known() -> frozenset:
+        # Read off the target's names only once a row has a run-together token: most lists
+        # have none, and a table of a million names takes seconds to read.
+        return frozenset({w for name in vocab.names["name"].astype(str).str.lower()
+                          for w in re.findall(r"[a-z0-9]+", name)} | set(builtin_abbreviations()))
 
     def read(text: str) -> str:
         lowered = text.lower()
 
         def one(match: re.Match) -> str:
             token = match.group(0)
-            parts = () if token.lower() in known else run_together_parts(token)
-            words = spelled_words(parts) if parts else ""
+            parts = run_together_parts(token)
+            words = spelled_words(parts) if parts and token.lower() not in known() else ""
             return f"{token} {words}" if words and words not in lowered else token
 
         return _TOKEN.sub(one, text)
