@@ -130,6 +130,11 @@ def test_builtin_loinc_has_german_names_with_its_licence():
     # Listed under protein and the protein/creatinine ratio: it names protein, on its codes only.
     assert "Gesamteiweiß Serum oder Plasma" in set(german.loc[german["code"] == "2885-2", "name"])
     assert not german.loc[german["code"] == "2890-2", "name"].str.contains("eiweiß", case=False).any()
+    # A keyword of the analyte alone stays off one subpart's codes ("Bili" was listed under direct
+    # bilirubin only, "PSA" also under free PSA): benchmarks/results/analyte-keywords/RULE.md.
+    assert not german["name"].str.startswith("Bili ").any()
+    assert set(german.loc[german["name"].str.startswith("PSA "), "code"]) == {"2857-1", "35741-8"}
+    assert "COHb Blut" in set(german.loc[german["code"] == "20563-3", "name"])  # a ratio's "." is no subpart
     licence = REPO / "codemap/data/loinc/LICENSE-LOINC.txt"
     assert "Linguistic Variants" in licence.read_text(encoding="utf-8")
     assert "German" in vocab.notice

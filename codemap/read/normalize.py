@@ -35,6 +35,15 @@ _REPEATED_GROUP = re.compile(r"(\([^()]*\)|\[[^\[\]]*\]|\b\w+\b)(?:\s*\1)+", re.
 _REPEATED_PUNCT = re.compile(r"([,;:./\-])(?:\s*\1)+")
 
 
+def spelled_from(short: str, word: str) -> bool:
+    """"creat" from "creatinine", "hgb" from "hemoglobin": same first letter, letters in order,
+    the word longer (how LOINC's short names abbreviate its long names' words)."""
+    if len(word) <= len(short) or not short or short[0] != word[0]:
+        return False
+    rest = iter(word[1:])
+    return all(ch in rest for ch in short[1:])
+
+
 def normalize_source(text: str) -> str:
     """`text` without formatting noise (see the module docstring); "" stays "".
 

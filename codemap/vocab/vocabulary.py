@@ -7,6 +7,7 @@ concept, so a concept scores by its best name). The vocabulary store produces th
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -16,6 +17,7 @@ import pandas as pd
 from ..errors import CodemapError
 from ..files import sha256_text
 from ..read.bounds import VOCABULARY_LIMITS, name_list
+from ..read.normalize import spelled_from
 from ..read.readers import header_key, read_table
 
 NAME_COLUMNS = ["code", "name", "name_type", "lang"]
@@ -222,13 +224,32 @@ def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
     related = related[related["name"] != ""]
     # The analyte: the component before its first LOINC part separator ("Glucose^2H post dose").
     analyte = related["component"].str.split(r"[.^]", regex=True).str[0].str.strip().str.lower()
-    related = related[_names_its_analyte(related["name"].str.lower(), analyte)]
+    # A subpart of its own: a "." before any divisor or challenge ("Ag.frei/…", not "…/Hämoglobin.gesamt").
+    subpart = related["component"].str.split(r"[/^]", regex=True).str[0].str.contains(".", regex=False)
+    keyword = pd.Series([abbreviates(n, a) for n, a in zip(related["name"].str.lower(), analyte)],
+                        index=related.index, dtype=bool)
+    related = related[_names_its_analyte(related["name"].str.lower(), analyte) & ~(subpart & keyword)]
     return pd.concat([
         pd.DataFrame({"code": german["code"], "name": german["long_common_name"],
                       "name_type": "preferred"}),
         pd.DataFrame({"code": related["code"], "name": related["name"] + " " + related["system"],
                       "name_type": "related"}),
     ], ignore_index=True).assign(lang="de")
+
+
+def abbreviates(name: str, analyte: str) -> bool:
+    """Whether a related name abbreviates the analyte alone ("bili" of bilirubin, "psa" of
+    prostataspezifisches ag, "hav" of hepatitis-a-virus ak): its letters and digits spelled from
+    one analyte word, or the initials of consecutive analyte words. On a subpart's codes such a
+    keyword of the analyte would pull every row that names it to that subpart
+    (benchmarks/results/analyte-keywords/RULE.md)."""
+    letters = re.sub(r"[^a-z0-9]", "", name)
+    words = re.findall(r"[a-z0-9äöüß]+", analyte)
+    if not letters or not words:
+        return False
+    initials = "".join(w[0] for w in words)
+    return (any(spelled_from(letters, w) for w in words)
+            or any(initials[i:i + len(letters)] == letters for i in range(len(initials))))
 
 
 def _names_its_analyte(names: pd.Series, analytes: pd.Series) -> pd.Series:

@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
-from ...read.normalize import LETTER, LETTER_OR_DIGIT
+from ...read.normalize import LETTER, LETTER_OR_DIGIT, spelled_from
 from ...vocab.vocabulary import ENCODER_ONLY_EXPANDED, EXPANDED, Vocabulary
 
 TABLE = "data/loinc/abbreviations.tsv"
@@ -54,14 +54,6 @@ def _long_words(long_name: str) -> list[str]:
 
 def _camel_parts(token: str) -> list[str]:
     return [p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", token) if p]
-
-
-def spelled_from(short: str, word: str) -> bool:
-    """"creat" from "creatinine", "hgb" from "hemoglobin": same first letter, letters in order."""
-    if len(word) <= len(short) or not short or short[0] != word[0]:
-        return False
-    rest = iter(word[1:])
-    return all(ch in rest for ch in short[1:])
 
 
 def _phrase_matches(token: str, words: list[str]) -> list[tuple[str, str]]:

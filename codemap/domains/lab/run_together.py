@@ -17,7 +17,8 @@ from collections import Counter
 from typing import Callable
 
 from ...vocab.vocabulary import Vocabulary
-from .abbreviations import builtin_abbreviations, spelled_from
+from ...read.normalize import spelled_from
+from .abbreviations import builtin_abbreviations
 from .loinc import builtin_components, fold
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .abbreviations import spelled_from
+from ...read.normalize import spelled_from
 from .commonness import code_rank, per_target
 from .loinc import component_from_name, concept_axes, fold, ranked_codes, text_specimen
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ..evidence import NO_EVIDENCE, Evidence
-from .abbreviations import spelled_from
+from ...read.normalize import spelled_from
 from .columns import CategoryScorer, UnitScorer, contradiction_tier
 from .commonness import Shares, UsageScorer, usage_shares
 from .loinc import (Axes, all_variant_words, analyte_subparts, component_from_name,
