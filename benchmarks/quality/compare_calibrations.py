@@ -15,22 +15,18 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from codemap.decide.confidence import Calibrator
 from codemap.decide.learned_eval import suggested_shares
+from stated_axes import candidate_frame  # benchmarks/quality/, this script's folder
 
 RESAMPLES = 2000  # fixed by the rule (lab-calibration-lists/RULE.md)
 
 
 def top_confidences(result: dict, calibrator: Calibrator) -> tuple[np.ndarray, np.ndarray]:
     """Each row's first-candidate confidence under `calibrator`, and whether that candidate is right."""
-    frame = pd.DataFrame([{"query": q, "rank": k + 1, "score": row["scores"][k],
-                           "encoder_score": row["encoder"][k], "lexical_score": row["lexical"][k],
-                           "explanation": row["explanations"][k], "code": row["codes"][k],
-                           "right": row["codes"][k] in row["gold"]}
-                          for q, row in enumerate(result["rows"]) for k in range(len(row["codes"]))])
+    frame = candidate_frame(result)
     top = frame["rank"].to_numpy() == 1
     confidence = calibrator.predict(frame)[top]
     right = frame["right"].to_numpy(bool)[top]
@@ -72,13 +68,14 @@ def main(argv=None) -> int:
     names, unseen = args.sets.split(","), set(filter(None, args.unseen.split(",")))
     rows, lists, picked = [], [], {"old": [0, 0], "new": [0, 0]}
     for name in names:
-        right, report = None, {"set": name, "unseen": name in unseen}
+        report = {"set": name, "unseen": name in unseen}
         confidences = {}
         for label, calibrator in (("old", old), ("new", new)):
             confidence, right = top_confidences(results[name], calibrator)
             confidences[label] = confidence
             shares = suggested_shares(calibrator, confidence, right)
-            chosen = confidence >= shares["threshold"] if shares["threshold"] is not None else confidence < -1
+            chosen = (confidence >= shares["threshold"] if shares["threshold"] is not None
+                      else np.zeros(len(confidence), bool))
             picked[label][0] += int(chosen.sum())
             picked[label][1] += int(right[chosen].sum())
             report[label] = {"auroc": round(_auroc(confidence, right), 4),

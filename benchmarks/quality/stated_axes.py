@@ -125,6 +125,18 @@ def main(argv=None) -> int:
 
 
 
+def candidate_frame(result: dict):
+    """A ranked set's kept candidates as rank_hybrid's frame (what a calibrator reads), each
+    with whether it is a gold code ("right")."""
+    import pandas as pd
+
+    return pd.DataFrame([{"query": q, "rank": k + 1, "score": row["scores"][k],
+                          "encoder_score": row["encoder"][k], "lexical_score": row["lexical"][k],
+                          "explanation": row["explanations"][k], "code": row["codes"][k],
+                          "right": row["codes"][k] in row["gold"]}
+                         for q, row in enumerate(result["rows"]) for k in range(len(row["codes"]))])
+
+
 def confidence_report(results: list[dict], calibration: Path | None = None) -> list[dict]:
     """Per set of a lab or drug kind: the shipped calibration (the target's domain's) applied to
     the default ranking's candidates, read against the gold: AUROC of the first candidate's
@@ -147,11 +159,7 @@ def confidence_report(results: list[dict], calibration: Path | None = None) -> l
         calibrator = by_domain.get(result["kind"])
         if calibrator is None or "rows" not in result:
             continue
-        frame = pd.DataFrame([{"query": q, "rank": k + 1, "score": row["scores"][k],
-                               "encoder_score": row["encoder"][k], "lexical_score": row["lexical"][k],
-                               "explanation": row["explanations"][k], "code": row["codes"][k],
-                               "right": row["codes"][k] in row["gold"]}
-                              for q, row in enumerate(result["rows"]) for k in range(len(row["codes"]))])
+        frame = candidate_frame(result)
         frame["confidence"] = calibrator.predict(frame)
         top = frame[frame["rank"] == 1]
         right = top["right"].to_numpy(bool)
