@@ -362,6 +362,16 @@ def own_subparts(component: str) -> frozenset:
     return component_parts(_DIVISOR_OR_CHALLENGE.split(component, maxsplit=1)[0])[1]
 
 
+def whole_analyte(component: str) -> str:
+    """The component a row names by its analyte alone: "Bilirubin.total" → "Bilirubin" (the
+    total of an analyte is the analyte, as a LOINC release's own COMPONENT column writes 1975-2:
+    "Bilirubin"; the urine codes' long names write the same analyte without ".total"); any
+    other component as it is ("Bilirubin.direct", "Cholesterol.total/Cholesterol in HDL")."""
+    if _DIVISOR_OR_CHALLENGE.search(component) or own_subparts(component) != {"total"}:
+        return component
+    return component_parts(component)[0]
+
+
 @functools.lru_cache(maxsize=1)
 def analyte_subparts() -> dict[str, frozenset]:
     """Folded analyte → the own subparts its built-in codes carry, less the analyte's own words

@@ -34,7 +34,7 @@ from .commonness import Shares, UsageScorer, usage_shares
 from .loinc import (Axes, all_variant_words, analyte_subparts, component_from_name,
                     component_parts, concept_axes, fold, is_loinc_code, long_name_system,
                     own_subparts, property_scales, system_specimen_of, text_axes, text_specimen,
-                    variant_words)
+                    variant_words, whole_analyte)
 from .specimen_fields import TargetFields, concept_field, named_field
 from .specimens import Specimen
 from .units import parse_unit
@@ -306,7 +306,9 @@ class ComponentBackoff(_BoundScorer):
     keeps every system apart, not only specimen groups: a row that names one says which
     ("Bld" is not "SerPl", though both are blood). Adds no evidence itself. (Grouping by analyte,
     "Bilirubin" of "Bilirubin.direct" and ".total", unless the row writes the subpart, lost six
-    rows over the lab dev sets and was not adopted: benchmarks/results/stated-axes/RULE.md.)
+    rows over the lab dev sets and was not adopted: benchmarks/results/stated-axes/RULE.md.
+    The total of an analyte is the analyte itself, "Bilirubin.total" with urine's "Bilirubin"
+    (loinc.whole_analyte: benchmarks/results/whole-analyte/RULE.md).)
 
     Its `family` is the analyte (loinc.component_parts): ranking adds every code of a row's
     best-matching analytes to its candidates (issue #52), so the commonest test of the analyte
@@ -328,7 +330,8 @@ class ComponentBackoff(_BoundScorer):
             return None
         challenge = str(concept.get("name", "") or "").partition(" --")[2].lower()
         values = (axes.system.lower(), _first(axes.properties), axes.timing, _first(axes.methods))
-        return (axes.component, challenge, *(v if s else None for v, s in zip(values, stated)))
+        return (whole_analyte(axes.component), challenge,
+                *(v if s else None for v, s in zip(values, stated)))
 
     def family(self, concept: Mapping[str, object]) -> str | None:
         """The candidate's analyte (None for a code that is not LOINC's)."""
