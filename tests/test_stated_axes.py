@@ -229,6 +229,25 @@ def test_a_subpart_the_row_writes_binds_like_a_stated_axis():
                         "name": "Sodium [Moles/volume] in Serum or Plasma"}).adjust == 0
 
 
+def test_the_total_of_an_analyte_shares_the_analytes_name_score():
+    """benchmarks/results/whole-analyte/RULE.md: urine's "Bilirubin" and serum's
+    "Bilirubin.total" are one component to the backoff, so a row naming bilirubin alone is
+    settled by commonness, not by the bare name of the urine codes."""
+    from codemap.domains.lab.loinc import whole_analyte
+    from codemap.domains.lab.text import ComponentBackoff
+
+    assert whole_analyte("Bilirubin.total") == "Bilirubin"
+    assert whole_analyte("Bilirubin.direct") == "Bilirubin.direct"
+    assert whole_analyte("Cholesterol.total/Cholesterol in HDL") == "Cholesterol.total/Cholesterol in HDL"
+    key = ComponentBackoff().sibling_key({"text": "Bili"})
+    urine = {"code": "5770-3", "name": "Bilirubin [Presence] in Urine by Test strip"}
+    serum = {"code": "1975-2", "name": "Bilirubin.total [Mass/volume] in Serum or Plasma"}
+    direct = {"code": "1968-7", "name": "Bilirubin.direct [Mass/volume] in Serum or Plasma"}
+    assert key(urine) == key(serum) != key(direct)
+    stated = ComponentBackoff().sibling_key({"text": "Bilirubin urine"})
+    assert stated(urine) != stated(serum)  # a stated specimen keeps them apart
+
+
 def test_level_states_an_amount_of_either_kind():
     """benchmarks/results/level-filler/RULE-2.md: "HbA1c level" is a fraction, "Tobramycin
     level" a mass concentration: "level" admits both and no susceptibility ("level" read as a
