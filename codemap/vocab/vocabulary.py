@@ -200,14 +200,13 @@ def builtin_loinc() -> Vocabulary:
         pd.DataFrame({"code": concepts["code"], "name": concepts["name"], "name_type": "preferred"}),
         pd.DataFrame({"code": concepts["code"], "name": concepts["short_name"], "name_type": "short"}),
     ], ignore_index=True).assign(lang="en")
-    names = pd.concat([names, _loinc_german_names(folder, set(concepts["code"]))],
-                      ignore_index=True)
+    names = pd.concat([names, _loinc_german_names(folder, concepts)], ignore_index=True)
     names = names[names["name"].str.strip() != ""].drop_duplicates(subset=["code", "name"])
     return Vocabulary(id="LOINC", version="Top 2000+ v1.6 (subset)", concepts=concepts,
                       names=names, notice=LOINC_SUBSET_NOTICE, source="built-in")
 
 
-def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
+def _loinc_german_names(folder, concepts: pd.DataFrame) -> pd.DataFrame:
     """German names (lang "de") of the built-in codes, from the deDE15 linguistic variant
     (recipes/build_loinc_german.py): the long common name, and each German related name of
     the component with the specimen ("Gamma-GT Serum oder Plasma"), since local lists name the
@@ -215,10 +214,13 @@ def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
     codes of several analytes ("RBC" under the red-cell count, the RDW, the MCH) is a search
     keyword that names none of them, and is left out; but one that every listing analyte holds
     as a part of its ratio ("Gesamteiweiß" under protein and protein/creatinine) names that part,
-    and stays on that analyte's codes."""
+    and stays on that analyte's codes. A related name that is another test's English short name
+    ("NT-proBNP" under the BNP codes; "NT-proBNP SerPl-mCnc" is 33762-6) names that test, and
+    is left off the codes whose short names name another (benchmarks/results/short-name-owner/
+    RULE.md)."""
     with resources.as_file(folder / "loinc_de_names.tsv") as tsv:
         german = pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False)
-    german = german[german["code"].isin(codes)]
+    german = german[german["code"].isin(set(concepts["code"]))]
     related = german.assign(name=german["related_names"].str.split(";")).explode("name")
     related["name"] = related["name"].str.strip()
     related = related[related["name"] != ""]
@@ -228,7 +230,8 @@ def _loinc_german_names(folder, codes: set) -> pd.DataFrame:
     subpart = related["component"].str.split(r"[/^]", regex=True).str[0].str.contains(".", regex=False)
     keyword = pd.Series([abbreviates(n, a) for n, a in zip(related["name"].str.lower(), analyte)],
                         index=related.index, dtype=bool)
-    related = related[_names_its_analyte(related["name"].str.lower(), analyte) & ~(subpart & keyword)]
+    related = related[_names_its_analyte(related["name"].str.lower(), analyte) & ~(subpart & keyword)
+                      & ~_names_another_test(related, concepts)]
     return pd.concat([
         pd.DataFrame({"code": german["code"], "name": german["long_common_name"],
                       "name_type": "preferred"}),
@@ -250,6 +253,28 @@ def abbreviates(name: str, analyte: str) -> bool:
     initials = "".join(w[0] for w in words)
     return (any(spelled_from(letters, w) for w in words)
             or any(initials[i:i + len(letters)] == letters for i in range(len(initials))))
+
+
+def _names_another_test(related: pd.DataFrame, concepts: pd.DataFrame) -> pd.Series:
+    """Per related name row: whether the name is the analyte of another code's short name and
+    not of its own code's ("NT-proBNP" on 30934-4, "BNP SerPl-mCnc")."""
+    own = dict(zip(concepts["code"], concepts["short_name"].map(_short_name_analyte)))
+    owners: dict[str, set] = {}
+    for code, analyte in own.items():
+        if analyte:
+            owners.setdefault(analyte, set()).add(code)
+    names = related["name"].str.lower()
+    return pd.Series([name in owners and code not in owners[name]
+                      for name, code in zip(names, related["code"])], index=related.index)
+
+
+def _short_name_analyte(short_name: str) -> str:
+    """The folded words before the system word of a short name with a property suffix
+    ("NT-proBNP SerPl-mCnc" → "nt-probnp"); "" for one without ("Albumin Ur Ql")."""
+    if "-" not in short_name:
+        return ""
+    words = short_name.rsplit("-", 1)[0].split()
+    return " ".join(words[:-1]).lower()
 
 
 def _names_its_analyte(names: pd.Series, analytes: pd.Series) -> pd.Series:
