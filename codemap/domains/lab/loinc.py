@@ -431,12 +431,10 @@ def variant_words(component: str) -> tuple[tuple[str, frozenset, frozenset], ...
 
 def component_from_name(long_name: str) -> str:
     """COMPONENT words of a long common name: what comes before "[" (a component may itself say
-    "in": "Cholesterol in HDL [Mass/volume]"), else before " in ", " of " or " by ": "pH of
-    Urine" is pH, as columns.system_from_name reads its system and a LOINC release writes its
-    COMPONENT (benchmarks/results/of-system/RULE.md)."""
+    "in": "Cholesterol in HDL [Mass/volume]"), else before " in " or " by "."""
     if " [" in long_name:
         return long_name.split(" [", 1)[0].strip()
-    return re.split(r" in | of | by | --", long_name, maxsplit=1)[0].strip()
+    return re.split(r" in | by | --", long_name, maxsplit=1)[0].strip()
 
 
 def _system_of(long_name: str) -> str:
