@@ -23,7 +23,6 @@ are ambiguous: "count" may name a percentage panel), and at most 0.03 for the pr
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -49,18 +48,7 @@ def _loinc_axes(concept: Mapping[str, object]) -> Axes | None:
 
 
 def _row_axes(row: Mapping[str, str]) -> Axes:
-    """What the row's text states; where it names no specimen, the specimen its second reading
-    names (an abbreviation's sense, "ABG" arterial blood gas; a part translation's English
-    words): benchmarks/results/sense-specimen/RULE.md."""
-    said = text_axes(str(row.get("text", "") or ""))
-    reading = row.get("reading")
-    if said.group or not reading:
-        return said
-    read = text_specimen(fold(str(reading[0])))
-    if not read:
-        return said
-    return dataclasses.replace(said, group=read.group, qualifier=read.qualifier,
-                               said={**said.said, "system": read.said})
+    return text_axes(str(row.get("text", "") or ""))
 
 
 def stated_axes(row: Mapping[str, str]) -> tuple[bool, bool, bool, bool]:
