@@ -44,7 +44,8 @@ PSEUDO_FIT = 14  # bumped when the fitting or the lab evidence changes: cached f
 # and "type" in a row's text state no property, and a stated subpart binds; 10: a written
 # variant word binds, "level" reads as an amount, British spellings state their specimen;
 # 11: hours after something state a challenge's hours; 12: a run-together alias, "TnT", read;
-# 13: a German keyword of an analyte alone stays off a subpart's codes)
+# 13: a German keyword of an analyte alone stays off a subpart's codes; 14: the total of an
+# analyte is the analyte, and a German related name owned by another test's short name leaves)
 NOT_TRANSFERRED = ("encoder_score", "lexical_score", "evidence_unconfirmed")
 
 

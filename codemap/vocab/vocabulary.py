@@ -228,10 +228,11 @@ def _loinc_german_names(folder, concepts: pd.DataFrame) -> pd.DataFrame:
     analyte = related["component"].str.split(r"[.^]", regex=True).str[0].str.strip().str.lower()
     # A subpart of its own: a "." before any divisor or challenge ("Ag.frei/…", not "…/Hämoglobin.gesamt").
     subpart = related["component"].str.split(r"[/^]", regex=True).str[0].str.contains(".", regex=False)
-    keyword = pd.Series([abbreviates(n, a) for n, a in zip(related["name"].str.lower(), analyte)],
+    lowered = related["name"].str.lower()
+    keyword = pd.Series([abbreviates(n, a) for n, a in zip(lowered, analyte)],
                         index=related.index, dtype=bool)
-    related = related[_names_its_analyte(related["name"].str.lower(), analyte) & ~(subpart & keyword)
-                      & ~_names_another_test(related, concepts)]
+    related = related[_names_its_analyte(lowered, analyte) & ~(subpart & keyword)
+                      & ~_names_another_test(lowered, related["code"], concepts)]
     return pd.concat([
         pd.DataFrame({"code": german["code"], "name": german["long_common_name"],
                       "name_type": "preferred"}),
@@ -255,26 +256,23 @@ def abbreviates(name: str, analyte: str) -> bool:
             or any(initials[i:i + len(letters)] == letters for i in range(len(initials))))
 
 
-def _names_another_test(related: pd.DataFrame, concepts: pd.DataFrame) -> pd.Series:
-    """Per related name row: whether the name is the analyte of another code's short name and
-    not of its own code's ("NT-proBNP" on 30934-4, "BNP SerPl-mCnc")."""
-    own = dict(zip(concepts["code"], concepts["short_name"].map(_short_name_analyte)))
+def _names_another_test(names: pd.Series, codes: pd.Series, concepts: pd.DataFrame) -> pd.Series:
+    """Per related name (lower case) and its code: whether the name is the analyte of another
+    code's short name and not of its own code's ("NT-proBNP" on 30934-4, "BNP SerPl-mCnc")."""
     owners: dict[str, set] = {}
-    for code, analyte in own.items():
-        if analyte:
+    for code, short_name in zip(concepts["code"], concepts["short_name"]):
+        if analyte := short_name_head(short_name)[0].lower():
             owners.setdefault(analyte, set()).add(code)
-    names = related["name"].str.lower()
     return pd.Series([name in owners and code not in owners[name]
-                      for name, code in zip(names, related["code"])], index=related.index)
+                      for name, code in zip(names, codes)], index=names.index)
 
 
-def _short_name_analyte(short_name: str) -> str:
-    """The folded words before the system word of a short name with a property suffix
-    ("NT-proBNP SerPl-mCnc" → "nt-probnp"); "" for one without ("Albumin Ur Ql")."""
-    if "-" not in short_name:
-        return ""
-    words = short_name.rsplit("-", 1)[0].split()
-    return " ".join(words[:-1]).lower()
+def short_name_head(short_name: str) -> tuple[str, str]:
+    """(the words before the system word, the system word) of a LOINC short name with a
+    property suffix ("NT-proBNP SerPl-mCnc" → ("NT-proBNP", "SerPl")); ("", "") for one without
+    ("Albumin Ur Ql") or with one word before the suffix."""
+    words = short_name.rsplit("-", 1)[0].split() if "-" in short_name else []
+    return (" ".join(words[:-1]), words[-1]) if len(words) > 1 else ("", "")
 
 
 def _names_its_analyte(names: pd.Series, analytes: pd.Series) -> pd.Series:

@@ -24,7 +24,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ...vocab.vocabulary import shipped_top2000
+from ...vocab.vocabulary import short_name_head, shipped_top2000
 from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, name_period, property_from_name,
                       system_from_name, without_accents)
 from .specimen_forms import (DOMINANT, compound_heads, cut_spelling, foreign_spellings, hour_words,
@@ -460,10 +460,7 @@ def _method_from_name(long_name: str) -> str:
 def _short_name_system(short_name: str) -> str:
     """"SerPl" of "Chol SerPl-mCnc": the word before the property suffix. Not short_name_parts:
     its system words are learned (short_name_readings) from concept_axes, which calls this."""
-    if "-" not in short_name:
-        return ""
-    words = short_name.rsplit("-", 1)[0].split()
-    return words[-1] if len(words) > 1 else ""
+    return short_name_head(short_name)[1]
 
 
 def short_name_parts(short_name: str, systems=None) -> tuple[str, str, str]:
