@@ -199,26 +199,6 @@ def test_a_percent_unit_fits_fractions_not_mass_concentration():
     assert scorer.score({"unit": "mg/dL"}, {"code": "2345-7", "property": "MCnc"}).adjust > 0
 
 
-def test_a_short_name_is_scored_without_its_property_suffix():
-    """A row never writes "-mCnc": the built-in LOINC scores "HDLc SerPl-mCnc" as "HDLc SerPl",
-    as its ratio sibling's short name already reads, and keeps the property as an axis
-    (benchmarks/results/short-name-suffix/RULE.md)."""
-    from codemap.domains import prepare_target
-    from codemap.domains.lab.loinc import without_property_suffix
-    from codemap.vocab.target import load_target
-
-    assert without_property_suffix("HDLc SerPl-mCnc") == "HDLc SerPl"
-    assert without_property_suffix("NT-proBNP SerPl-mCnc") == "NT-proBNP SerPl"
-    assert without_property_suffix("Albumin Ur Ql") == "Albumin Ur Ql"
-    assert without_property_suffix("D dimer FEU PPP-mCnc") == "D dimer FEU PPP"
-    assert without_property_suffix("HIV 1+2 Ab+HIV1 p24 Ag-Ser/Plas") == "HIV 1+2 Ab+HIV1 p24 Ag-Ser/Plas"
-    vocab = prepare_target(load_target("LOINC")).vocab
-    names = vocab.names[vocab.names["code"] == "2085-9"]
-    assert "HDLc SerPl" in set(names.loc[names["name_type"] == "short", "name"])
-    concept = vocab.concepts.set_index("code").loc["2085-9"]
-    assert concept["short_name"] == "HDLc SerPl-mCnc" and concept["property"] == "MCnc"
-
-
 def test_a_short_name_gives_the_property_its_long_name_brackets_not():
     """"Methemoglobin/Hemoglobin.total in Blood" writes no property; "MetHgb MFr Bld" does
     (benchmarks/results/short-name-property/RULE.md)."""

@@ -23,7 +23,7 @@ from .commonness import code_rank, target_shares
 from .conventions import learn as learn_conventions
 from .element_symbols import symbol_reader
 from .loinc import (component_from_name, is_loinc_code, reads_as_short_names, short_name_property,
-                    with_short_name_axes, without_property_suffix)
+                    with_short_name_axes)
 from .part_translation import part_reader
 from .run_together import run_together_reader
 from .specimen_fields import target_fields
@@ -77,21 +77,7 @@ def prepare(vocab: Vocabulary) -> Vocabulary:
         # every name is then expanded (RULE-short-name-tables.md).
         typed = (vocab.names["name_type"] == "short").any()
         vocab = with_expanded_short_names(vocab, every_name=not typed)
-        if typed:
-            vocab = _short_names_unsuffixed(vocab)
     return vocab.with_concepts(_with_axes(vocab.concepts))
-
-
-def _short_names_unsuffixed(vocab: Vocabulary) -> Vocabulary:
-    """`vocab` with its typed short names scored as a row names the test, without their
-    property suffix (loinc.without_property_suffix); their expansions and the concepts' own
-    short names, from which the axes are read, are left as they are."""
-    names = vocab.names
-    short = names["name_type"] == "short"
-    names = names.assign(name=names["name"].where(~short, names["name"].map(
-        lambda n: without_property_suffix(str(n)))))
-    return Vocabulary(vocab.id, vocab.version, vocab.concepts, names, vocab.notice, vocab.source,
-                      vocab.relations)
 
 
 def _with_axes(concepts):

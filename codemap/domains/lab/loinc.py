@@ -217,20 +217,6 @@ def property_codes() -> dict[str, str]:
     return {code.lower(): code for code in codes}
 
 
-def without_property_suffix(short_name: str) -> str:
-    """A LOINC short name without its property suffix ("HDLc SerPl-mCnc" → "HDLc SerPl"), as a
-    row names the test; unchanged when it writes none ("HDLc SerPl", the HDL ratio's short name,
-    "Albumin Ur Ql"). The property stays read from the short name (short_name_property): the
-    suffix is an axis, not a word a row writes, and a code whose short name lacks one outscored
-    its commoner siblings on the bare analyte ("HDL" → the HDL/total ratio;
-    benchmarks/results/short-name-suffix/RULE.md)."""
-    if "-" in short_name:
-        head, suffix = short_name.rsplit("-", 1)
-        if suffix.strip().lower() in property_codes() and head.strip():
-            return head.strip()
-    return short_name
-
-
 def short_name_property(short_name: str) -> str:
     """The PROPERTY a LOINC short name writes: its suffix ("Chol SerPl-mCnc" → MCnc) or a word of
     its own after the first ("MetHgb MFr Bld" → MFr, where the long name, "Methemoglobin/
