@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from codemap.cli import app
 from codemap.domains.lab.loinc import (component_parts, row_specimen_table, specimen_table,
                                        system_specimen_of, text_axes, with_short_name_axes)
-from codemap.domains.lab.specimens import Specimen, shared_start
+from codemap.domains.lab.specimens import LIQUID, Specimen, shared_start
 from codemap.domains.lab.text import SpecimenScorer, TextAxisScorer
 from codemap.rank.candidates import CONTRADICTED_CAP, candidate_features, capped, FEATURES
 
@@ -31,6 +31,7 @@ runner = CliRunner()
     ("PO2-BldA", "blood", "arterial"),         # a short name's word for a qualified blood
     ("O2 Sat BldV", "blood", "venous"),
     ("Red blood cell count", "", ""),          # cells, not the specimen
+    ("Plasma Cells %", "", ""),
     ("Sodium", "", ""),
 ])
 def test_the_row_states_its_specimen(text, group, qualifier):
@@ -47,8 +48,26 @@ def test_specimen_tables_are_learned_from_loinc():
     assert {"arterial", "venous", "capillary", "cord"} <= set(table.qualifiers)
     assert "cells" not in table.qualifiers and "tissue" not in own  # analyte words are not
     assert system_specimen_of("Arterial blood") == Specimen("blood", "arterial")
-    assert system_specimen_of("Serum or Plasma") == Specimen("blood", "")
+    assert system_specimen_of("Serum or Plasma") == Specimen("blood", "", part=LIQUID)
+    assert system_specimen_of("Blood") == Specimen("blood", "")
     assert ("schwei", Specimen("sweat")) in row_specimen_table().spellings  # German "Schweiß"
+
+
+@pytest.mark.parametrize("text, part", [
+    ("Serum bicarbonate", LIQUID), ("Plasma lactate", LIQUID), ("Kalium i.S.", LIQUID),
+    ("Glucose SerPl", LIQUID), ("Lactate blood", ""),
+])
+def test_a_stated_serum_or_plasma_is_no_whole_blood(text, part):
+    """Serum and plasma are blood without its cells: a row that states one is contradicted by a
+    whole-blood system, and agrees with Serum, Plasma, Serum or Plasma; a row's "blood" states
+    no part (lists write it of serum tests). benchmarks/results/stated-serum/RULE.md"""
+    axes = text_axes(text)
+    assert axes.group == "blood" and axes.part == part
+    stated = Specimen(axes.group, axes.qualifier, part=axes.part)
+    assert stated.contradicted_by(system_specimen_of("Blood")) == bool(part)
+    assert stated.contradicted_by(system_specimen_of("Arterial blood")) == bool(part)
+    for system in ("Serum or Plasma", "Serum", "Plasma", "Platelet poor plasma"):
+        assert not stated.contradicted_by(system_specimen_of(system))
 
 
 def test_shared_start_bends_long_spellings_only():

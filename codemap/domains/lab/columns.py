@@ -59,6 +59,10 @@ SPECIMEN_GROUPS = [
     ("fluid", ("body fluid", "fluid", "pleural", "peritoneal", "ascites", "synovial",
                "joint", "pericardial", "fld", "amniotic")),
 ]
+# The blood spellings above that name its liquid part, serum or plasma, as LOINC's systems write
+# them ("Serum or Plasma", "SerPl", "Platelet poor plasma"): a row that states one is no row of a
+# whole-blood code (benchmarks/results/stated-serum/RULE.md).
+BLOOD_LIQUID = ("serum", "plasma", "serpl", "ser", "plas", "ppp")
 
 
 # LOINC CLASS → words of its title (LOINC Users' Guide, "LOINC classes") plus the usual local

@@ -25,7 +25,7 @@ from typing import Mapping
 import pandas as pd
 
 from ...vocab.vocabulary import short_name_head, shipped_top2000
-from .columns import (PROPERTY_WORDS, SPECIMEN_GROUPS, name_period, property_from_name,
+from .columns import (BLOOD_LIQUID, PROPERTY_WORDS, SPECIMEN_GROUPS, name_period, property_from_name,
                       system_from_name, without_accents)
 from .specimen_forms import (DOMINANT, compound_heads, cut_spelling, foreign_spellings, hour_words,
                              split_compounds)
@@ -68,8 +68,10 @@ _QUANTITATIVE_WORDS = {"qn", "quant", "quantitative"}
 # "Semiquantitativ" (titers) and "Ordinal oder Quantitativ" (susceptibilities) are neither.
 _VARIANT_SCALES = {"Quantitativ": "Qn", "Ordinal": "Ord", "Nominal": "Ord", "Freitext": "Ord",
                    "Dokument": "Ord"}
-# In a label, "Red/White Blood Cells" name cells (an analyte), not the specimen "Blood".
-_BLOOD_CELLS = re.compile(r" blood cells? ")
+# In a label, "Red/White Blood Cells" and "Plasma Cells" name cells (an analyte), not the
+# specimen: a one-word blood spelling before "cell(s)" (benchmarks/results/stated-serum/RULE-2.md).
+_BLOOD_CELLS = re.compile(r" (?:%s) cells? " % "|".join(
+    s for s in dict(SPECIMEN_GROUPS)["blood"] if s.isalpha() and len(s) > 3))
 # In a label, "RBC" is an analyte (a red-cell count), not a specimen as in LOINC's systems.
 _TEXT_NOT_SPECIMEN = {"rbc", "red blood cell"}
 # Order for the text: a body-fluid word wins over "blood" ("RBC, Pleural"), urine over blood
@@ -92,6 +94,7 @@ class Axes:
     system: str = ""  # the system as written ("Serum or Plasma", "Ser/Plas", "Urine")
     group: str = ""  # specimen group of the system (specimen_table)
     qualifier: str = ""  # what the system adds within its group ("arterial" blood)
+    part: str = ""  # the liquid part of blood it names (specimens.Specimen.part)
     properties: frozenset = frozenset()  # acceptable PROPERTY codes (a text may allow several)
     timing: str = ""  # "24H", "Pt"…
     methods: frozenset = frozenset()  # method phrases, lower case ("" = no method)
@@ -321,7 +324,7 @@ def _concept_axes(name, short_name, component, prop, system, timing, method) -> 
     specimen = system_specimen_of(system)
     challenge = _CHALLENGE_HOURS.search(name.partition(" --")[2])
     return Axes(component=(component or component_from_name(main)).lower(), system=system,
-                group=specimen.group, qualifier=specimen.qualifier,
+                group=specimen.group, qualifier=specimen.qualifier, part=specimen.part,
                 properties=frozenset({prop} - {""}),
                 timing=timing.upper() if timing != "Pt" else timing, methods=frozenset({method}),
                 challenge_hours=f"{int(challenge.group(1))}H" if challenge else "")
@@ -594,7 +597,7 @@ def specimen_table() -> SpecimenTable:
     spelling and no analyte's word ("arterial", "venous", "capillary", "cord")."""
     hand = dict(SPECIMEN_GROUPS)
     base = SpecimenTable(tuple((fold(s).strip(), Specimen(g)) for g in _TEXT_GROUP_ORDER
-                               for s in hand[g]), {})
+                               for s in hand[g]), {}, liquid=frozenset(BLOOD_LIQUID))
     systems = Counter(fold(_system_of(n.split(" --")[0])).strip() for n in ranked_codes()["name"])
     analyte, spelled = _analyte_words(), {w for s, _ in base.spellings for w in s.split()}
     own, qualifying = set(), Counter()
@@ -609,7 +612,8 @@ def specimen_table() -> SpecimenTable:
     before = [s for s in base.spellings if s[1].group not in ("fluid", "blood")]
     after = [s for s in base.spellings if s[1].group in ("fluid", "blood")]
     return SpecimenTable(tuple(before + [(o, Specimen(o)) for o in sorted(own)] + after),
-                         {w: g for (g, w), n in qualifying.items() if n >= QUALIFIER_CODES})
+                         {w: g for (g, w), n in qualifying.items() if n >= QUALIFIER_CODES},
+                         liquid=base.liquid)
 
 
 @functools.lru_cache(maxsize=1)
@@ -633,7 +637,7 @@ def row_specimen_table() -> SpecimenTable:
     read = [(word, system_specimen_of(system)) for word, system in learned]
     return SpecimenTable(tuple([s for s in table.spellings if s[0] not in _TEXT_NOT_SPECIMEN]
                                + [(w, s) for w, s in read if s.group]), table.qualifiers,
-                         _analyte_words())
+                         _analyte_words(), table.liquid)
 
 
 def _by_group_order(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -678,8 +682,8 @@ def text_axes(text: str) -> Axes:
             "scale": _text_scale(words)}
     said = {axis: cue for axis, (value, cue) in read.items() if value}
     (_, (properties, _), (timing, _), (methods, _), (scale, _)) = read.values()
-    return Axes(group=specimen.group, qualifier=specimen.qualifier, properties=properties,
-                timing=timing, methods=methods, said=said, scale=scale)
+    return Axes(group=specimen.group, qualifier=specimen.qualifier, part=specimen.part,
+                properties=properties, timing=timing, methods=methods, said=said, scale=scale)
 
 
 def text_specimen(words: str) -> Specimen:
@@ -732,7 +736,7 @@ def _cut_specimen(text: str) -> Specimen:
     """The specimen of a cut word ending the row ("Kalium i.U."), said as written."""
     spelling, written = cut_spelling(text, row_specimen_table(), _group_codes().__getitem__)
     found = read_specimen(f" {spelling} ", row_specimen_table()) if spelling else Specimen()
-    return Specimen(found.group, found.qualifier, written) if found else found
+    return Specimen(found.group, found.qualifier, written, found.part) if found else found
 
 
 def _text_properties(text: str, words: str) -> tuple[frozenset, str]:

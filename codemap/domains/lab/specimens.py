@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+LIQUID = "serum or plasma"  # Specimen.part of a row or system naming the liquid part of blood
+
 
 @dataclass(frozen=True)
 class Specimen:
@@ -23,19 +25,27 @@ class Specimen:
     group: str = ""
     qualifier: str = ""  # e.g. "arterial", within its group
     said: str = ""  # the row's words that stated it ("urinary", "arterial")
+    # The liquid part of blood, where a row's word or a system names it (SpecimenTable.liquid:
+    # "serum", "plasma", "SerPl"); a system of the blood group that names none is whole blood.
+    part: str = ""
 
     def __bool__(self) -> bool:
         return bool(self.group)
 
     def shown(self) -> str:
-        return f"{self.qualifier} {self.group}".strip()
+        return f"{self.qualifier} {self.part or self.group}".strip()
 
     def contradicted_by(self, system: "Specimen") -> bool:
         """Whether a candidate's system contradicts this stated specimen: another group, or, when
-        a qualifier is stated, a system without it. A system of unknown group says nothing."""
+        a qualifier is stated, a system without it, or, when serum or plasma is stated, whole
+        blood ("Serum bicarbonate" is not 1959-6, bicarbonate in blood). A row's "blood" states
+        no part: lists write it of serum tests too. A system of unknown group says nothing.
+        benchmarks/results/stated-serum/RULE.md"""
         if not system.group:
             return False
-        return system.group != self.group or bool(self.qualifier) and self.qualifier != system.qualifier
+        return (system.group != self.group
+                or bool(self.qualifier) and self.qualifier != system.qualifier
+                or bool(self.part) and self.part != system.part)
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,8 @@ class SpecimenTable:
     qualifiers: dict  # folded word → its group
     # Words a row uses as they are, never bent into a spelling: analytes ("plasminogen").
     unbent: frozenset = frozenset()
+    # The spellings that name the liquid part of blood ("serum", "plasma", "serpl").
+    liquid: frozenset = frozenset()
 
     @functools.cached_property
     def as_written(self) -> frozenset:
@@ -82,15 +94,16 @@ def read_specimen(words: str, table: SpecimenTable) -> Specimen:
         if hit:
             named, said = specimen, hit
             break
+    part = named.part or (LIQUID if said in table.liquid else "")
     if named.qualifier:
-        return Specimen(named.group, named.qualifier, said)
+        return Specimen(named.group, named.qualifier, said, part)
     qualifier = next(((word, token) for token in tokens for word, of in table.qualifiers.items()
                       if (not named.group or of == named.group) and bends(token, word)),
                      None)
     if qualifier is None:
-        return Specimen(named.group, "", said)
+        return Specimen(named.group, "", said, part)
     word, token = qualifier
-    return Specimen(table.qualifiers[word], word, f"{token} {said}".strip())
+    return Specimen(table.qualifiers[word], word, f"{token} {said}".strip(), part)
 
 
 def system_specimen(system_words: str, table: SpecimenTable) -> Specimen:
@@ -100,4 +113,5 @@ def system_specimen(system_words: str, table: SpecimenTable) -> Specimen:
                   if f" {spelling} " in system_words), "")
     qualifier = next((w for w, of in table.qualifiers.items()
                       if of == group and f" {w} " in system_words), "")
-    return Specimen(group, qualifier)
+    liquid = any(f" {spelling} " in system_words for spelling in table.liquid)
+    return Specimen(group, qualifier, part=LIQUID if liquid else "")

@@ -105,8 +105,8 @@ class _Axis:
 # timing: "24 hr" vs 24H/Pt; method: "Automated count", "dipstick" vs the method. A method-less
 # candidate is no contradiction of a method: LOINC leaves the method out of the everyday code.
 AXES = {
-    "text_specimen": _Axis("system", lambda t: Specimen(t.group, t.qualifier),
-                           lambda a: Specimen(a.group, a.qualifier),
+    "text_specimen": _Axis("system", lambda t: Specimen(t.group, t.qualifier, part=t.part),
+                           lambda a: Specimen(a.group, a.qualifier, part=a.part),
                            lambda t, v: not t.contradicted_by(v), lambda a: a.system,
                            _column_specimen),
     "text_property": _Axis("property", lambda t: t.properties, lambda a: _first(a.properties),
