@@ -78,6 +78,31 @@ def test_four_concurrent_applies_keep_four_sites(tmp_path):
                                                                          "leeds", "york")}
 
 
+def test_a_memory_another_process_holds_locked_is_opened_again(tmp_path, monkeypatch):
+    """SQLite can answer "database is locked" at once, without its busy wait, while another
+    process switches a new memory to WAL (seen once in CI: one of four concurrent applies
+    failed to open). Opening waits and tries again; any other error still fails at once."""
+    real_open, tries = MappingMemory._open, []
+
+    def locked_twice(self):
+        tries.append(1)
+        if len(tries) <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        real_open(self)
+
+    monkeypatch.setattr(MappingMemory, "_open", locked_twice)
+    with MappingMemory(tmp_path / "study.db") as memory:
+        assert memory.recall("T").empty
+    assert len(tries) == 3
+
+    def unwritable(self):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(MappingMemory, "_open", unwritable)
+    with pytest.raises(CodemapError, match="cannot be opened"):
+        MappingMemory(tmp_path / "other.db")
+
+
 def test_an_unsited_memory_is_rekeyed_keeping_every_row(tmp_path):
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as db:  # the schema before the site was part of the key

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -76,6 +77,7 @@ CREATE TABLE IF NOT EXISTS history (  -- decisions a later apply replaced: who, 
 # Columns an older codemap's memory lacks, added when it is opened (its rows read as '').
 ADDED_COLUMNS = {"site": "TEXT NOT NULL DEFAULT ''", "target_version": "TEXT NOT NULL DEFAULT ''"}
 BUSY_SECONDS = 120  # how long a writer waits for another process's apply before giving up
+OPEN_RETRY_SECONDS = 0.05  # between tries to open a memory another process holds locked
 MEMORY_COLUMN = "memory"
 COLUMNS = ["target_vocab", "source_code", "source_key", "source_text", "target_code", "target_name",
            "decision", "equivalence", "reviewer", "comment", "automatic", "decided_at", "workbook",
@@ -93,18 +95,37 @@ class MappingMemory:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Autocommit: every write goes through `_writing`, one immediate transaction each.
-            self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            if not _current(self.db):
-                with self._writing():
-                    _create_or_migrate(self.db)
-        except sqlite3.OperationalError as exc:
-            raise CodemapError(f"{self.path}: the mapping memory cannot be opened ({exc})") from None
-        except sqlite3.DatabaseError as exc:
-            raise CodemapError(f"{self.path}: not a codemap mapping memory ({exc})") from None
+        deadline = time.monotonic() + BUSY_SECONDS
+        while True:
+            try:
+                self._open()
+                return
+            except sqlite3.OperationalError as exc:
+                self._close_quietly()
+                # Switching a new file to WAL while another process does the same can answer
+                # "locked" at once, without SQLite's busy wait: wait and open again
+                # (four concurrent applies on one new memory, tests/test_nothing_lost.py).
+                if _busy(exc) and time.monotonic() < deadline:
+                    time.sleep(OPEN_RETRY_SECONDS)
+                    continue
+                raise CodemapError(f"{self.path}: the mapping memory cannot be opened ({exc})") from None
+            except sqlite3.DatabaseError as exc:
+                self._close_quietly()
+                raise CodemapError(f"{self.path}: not a codemap mapping memory ({exc})") from None
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit: every write goes through `_writing`, one immediate transaction each.
+        self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        if not _current(self.db):
+            with self._writing():
+                _create_or_migrate(self.db)
+
+    def _close_quietly(self) -> None:
+        if getattr(self, "db", None) is not None:
+            self.db.close()
+            self.db = None
 
     @contextlib.contextmanager
     def _writing(self):
@@ -206,6 +227,12 @@ class MappingMemory:
             " COALESCE(v.store_dir, '') AS store_dir, COALESCE(v.target_hash, '') AS target_hash"
             " FROM decisions d LEFT JOIN vocabularies v USING (target_vocab)"
             " GROUP BY d.target_vocab ORDER BY d.target_vocab", self.db)
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds the file ("database is locked",
+    "database is busy"): worth another try, unlike a missing folder or a read-only file."""
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _current(db: sqlite3.Connection) -> bool:
