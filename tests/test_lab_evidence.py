@@ -7,7 +7,8 @@ from codemap.domains.lab.abbreviations import (builtin_abbreviations, expand_abb
                                    learn_abbreviations, with_expanded_short_names)
 from codemap.config import EvalConfig, RankConfig
 from codemap.domains.evidence import Evidence, for_row, weigh
-from codemap.domains.lab.text import UsageScorer, lab_scorers
+from codemap.domains.lab.scorers import lab_scorers
+from codemap.domains.lab.commonness import UsageScorer
 from codemap.domains.lab.columns import CategoryScorer, category_classes, class_stem
 from codemap.evaluate import eval_methods, evaluate_gold
 from codemap.vocab import builtin_loinc

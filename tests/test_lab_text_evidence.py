@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from codemap.cli import app
 
 from codemap.domains.lab.text import SpecimenScorer, UsualMethodScorer, UsualSpecimenScorer, text_scorers
-from codemap.domains.lab.text import UsageScorer, lab_scorers
+from codemap.domains.lab.scorers import lab_scorers
+from codemap.domains.lab.commonness import UsageScorer
 from codemap.domains.lab.commonness import code_rank, usual_systems
 from codemap.domains.lab.loinc import (bracket_properties, concept_axes, is_loinc_code, linguistic_variant,
                                       method_words, ranked_codes, text_axes, variant_specimens,

@@ -228,7 +228,7 @@ def test_a_list_across_languages_keeps_its_share_of_the_usage_prior(tmp_path):
 
     from codemap.config import RankConfig
     from codemap.domains.lab.commonness import UsageScorer
-    from codemap.domains.lab.text import lab_scorers
+    from codemap.domains.lab.scorers import lab_scorers
     from codemap.embed.manifest import ModelInfo
     from codemap.rank import ranking_for
 
@@ -256,7 +256,8 @@ def test_the_open_rows_form_gives_the_prior_only_to_a_row_that_states_no_axis():
     """RULE-2 (benchmarks/results/crosslingual-usage/): a row that names only its analyte leans on
     the commonest code; one that states a specimen (text or column), property, timing or method
     keeps the mass/moles tie-break alone."""
-    from codemap.domains.lab.text import lab_scorers, states_an_axis
+    from codemap.domains.lab.scorers import lab_scorers
+    from codemap.domains.lab.text import states_an_axis
 
     usage = next(s for s in lab_scorers(usage_share=0.5, open_rows_only=True) if s.name == "usage")
     creatinine = {"code": "2160-0", "rank": 5}

@@ -27,7 +27,7 @@ from .loinc import (component_from_name, is_loinc_code, reads_as_short_names, sh
 from .part_translation import part_reader
 from .run_together import run_together_reader
 from .specimen_fields import target_fields
-from .text import lab_scorers
+from .scorers import lab_scorers
 from .units import parse_unit
 
 LOINC_SHARE = 0.9  # of a target's codes, sampled, that must be LOINC codes for a LOINC table

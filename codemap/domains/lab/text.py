@@ -29,8 +29,8 @@ from typing import Callable, Mapping
 
 from ..evidence import NO_EVIDENCE, Evidence
 from ...read.normalize import spelled_from
-from .columns import CategoryScorer, UnitScorer, contradiction_tier
-from .commonness import Shares, UsageScorer, usage_shares
+from .columns import contradiction_tier
+from .commonness import Shares, usage_shares
 from .loinc import (Axes, all_variant_words, analyte_subparts, component_from_name,
                     component_parts, concept_axes, fold, is_loinc_code, long_name_system,
                     own_subparts, property_scales, system_specimen_of, text_axes, text_specimen,
@@ -517,21 +517,3 @@ def usual_scorers(shares: Shares | None = None, methodless: bool = False) -> lis
     """The two usual-variant priors, over `shares` (a target's: commonness.target_shares;
     the shipped long names' by default)."""
     return [UsualSpecimenScorer(shares=shares), UsualMethodScorer(shares=shares, methodless=methodless)]
-
-
-def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bool = True,
-                si: bool = False, shares: Shares | None = None, usage_share: float = 1.0,
-                open_rows_only: bool = False, methodless: bool = False,
-                fields: TargetFields | None = None) -> list:
-    """The lab evidence scorers less those named in `off` (codemap eval's ablations). Without
-    `usage` the usage scorer still breaks exact mass/moles ties (UsageScorer.ties_only); with it,
-    its bonus at `usage_share` of its weight (across languages: codemap.rank.prepare.ranking_for),
-    with `open_rows_only` only for rows that state no axis; `si`: towards the molar twin
-    (--unit-system); `fields`: the target's specimen fields (specimen_fields.target_fields)."""
-    usage_scorer = UsageScorer(weight=UsageScorer.weight * usage_share, ties_only=not usage, si=si,
-                               states_an_axis=states_an_axis if open_rows_only else None)
-    scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(),
-               SpecimenFieldScorer(fields=fields or TargetFields()), CategoryScorer(),
-               usage_scorer, *text_scorers(), *usual_scorers(shares, methodless),
-               ComponentBackoff())
-    return [s for s in scorers if s.name not in off]
