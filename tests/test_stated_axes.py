@@ -366,3 +366,32 @@ def test_a_row_that_names_its_tests_specimen_field_maps_to_the_field(tmp_path, s
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert set(frame[frame["rank"] == "1"]["target_code"]) == {"31208-2"}
+
+
+def test_a_test_adding_words_the_row_leaves_unwritten_yields_to_the_plainer_test():
+    """benchmarks/results/plainer-test/RULE.md: "Creatine kinase.MB" adds "MB" to the built-in
+    "Creatine kinase"; a row naming creatine kinase without "MB" gives it a small unbinding
+    malus. A row that writes the added word (or a word it abbreviates: "ab" of "antibody"), a
+    row naming no word of the plainer test, and "Bilirubin.total" (the analyte itself) get none."""
+    from codemap.domains.lab.plainer import PlainerTestScorer, plainer_tests
+
+    ck_mb = {"code": "13969-1", "name": "Creatine kinase.MB [Mass/volume] in Serum or Plasma"}
+    scorer = PlainerTestScorer()
+    found = scorer.score({"text": "Serum creatine kinase"}, ck_mb)
+    assert found.adjust < 0 and not found.contradicts and "mb" in found.reason
+    assert scorer.score({"text": "Creatine kinase MB"}, ck_mb).adjust == 0
+    assert scorer.score({"text": "Creatinkinase"}, ck_mb).adjust < 0  # the German variant's word
+    assert scorer.score({"text": "Troponin"}, ck_mb).adjust == 0
+    ab = {"code": "8098-6", "name": "Thyroglobulin Ab [Units/volume] in Serum or Plasma"}
+    assert scorer.score({"text": "Thyroglobulin"}, ab).adjust < 0
+    assert scorer.score({"text": "Thyroglobulin antibody"}, ab).adjust == 0
+    assert plainer_tests("Bilirubin.total") == ()
+    total = {"code": "1975-2", "name": "Bilirubin.total [Mass/volume] in Serum or Plasma"}
+    assert scorer.score({"text": "Bilirubin"}, total).adjust == 0
+    # the second reading's words count as the row's
+    assert scorer.score({"text": "CK", "reading": ("CK creatine kinase MB", None)}, ck_mb).adjust == 0
+    # RULE-2: initials write an added word; a component read from a short name is not judged
+    hdl = {"code": "2085-9", "name": "Cholesterol in HDL [Mass/volume] in Serum or Plasma"}
+    assert scorer.score({"text": "Cholesterol"}, hdl).adjust < 0
+    assert scorer.score({"text": "high density lipoprotein cholesterol"}, hdl).adjust == 0
+    assert plainer_tests("Serine Spec") == () and plainer_tests("Gentamicin Dose") == ()

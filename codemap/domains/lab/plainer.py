@@ -54,6 +54,10 @@ def plainer_tests(component: str) -> tuple[tuple[frozenset, frozenset], ...]:
     English and German; the words `component` adds to it, English and German). "Creatine
     kinase.MB" → (({"creatine", "kinase", "creatinkinase"}, {"mb"}),)."""
     words = _words(component)
+    if words not in _plain_tests():
+        # A component read from a short name alone ("Serine Spec", "Gentamicin Dose" of a
+        # short-name table) may carry its system's word: only built-in components are judged.
+        return ()
     german = _german_words().get(words, frozenset())
     found = []
     for cut in range(1, len(words)):
@@ -66,13 +70,19 @@ def plainer_tests(component: str) -> tuple[tuple[frozenset, frozenset], ...]:
     return tuple(found)
 
 
-def _writes(row_words: frozenset, word: str) -> bool:
-    """Whether the row writes `word`: the same word or its plural, or, for a word of two letters
-    or more, a row word it abbreviates ("ab" of "antibody"). Not a row word that abbreviates it:
-    "MCH" would write "MCHC"."""
+def _writes(row_words: tuple, word: str) -> bool:
+    """Whether the row writes `word`: the same word or its plural; for a word of two letters or
+    more, a row word it abbreviates ("ab" of "antibody") or the initials of consecutive row
+    words ("hdl" of "high density lipoprotein", as a second reading spells it out). Not a row
+    word that abbreviates it: "MCH" would write "MCHC"."""
     if word in row_words or f"{word}s" in row_words:
         return True
-    return len(word) >= 2 and any(spelled_from(word, w) for w in row_words)
+    if len(word) < 2:
+        return False
+    if any(spelled_from(word, w) for w in row_words):
+        return True
+    initials = "".join(w[0] for w in row_words)
+    return word.isalpha() and word in initials
 
 
 @dataclass(frozen=True)
@@ -89,10 +99,10 @@ class PlainerTestScorer(_BoundScorer):
         reading = row.get("reading")
         if reading:
             text = f"{text} {reading[0]}"
-        words = frozenset(fold(text).split())
+        words = tuple(fold(text).split())
         return functools.partial(self._score, words) if words else None
 
-    def _score(self, row_words: frozenset, concept: Mapping[str, object]) -> Evidence:
+    def _score(self, row_words: tuple, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
         if axes is None or not axes.component:
             return NO_EVIDENCE
