@@ -143,7 +143,8 @@ def test_scorers_bound_once_per_row():
     # The column scorers only: the text and usual-variant scorers have their own tests
     # (tests/test_lab_text_evidence.py).
     scorers = [*lab_scorers(off=("text_specimen", "text_property", "text_timing", "text_method",
-                                 "text_subpart", "text_variant", "usual_specimen", "usual_method")), _FlagScorer()]
+                                 "text_subpart", "text_variant", "usual_specimen", "usual_method",
+                                 "plainer_test")), _FlagScorer()]
     plain = {"text": "Glucose", "unit": "", "specimen": "", "flag": "2345-7"}
     assert len(for_row(scorers, plain)) == 2  # usage (row-independent) and the plug-in
     full = {**plain, "unit": "mg/dL", "specimen": "Blood", "category": "Chemistry"}

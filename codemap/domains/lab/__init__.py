@@ -3,7 +3,8 @@
 What it knows: LOINC's axes read from a code's names or a row's text (loinc), units and the
 properties they measure (units), the words of properties, specimens and classes and the
 evidence of a list's unit, specimen and category columns (columns), evidence read from the
-row's text and usual-variant priors (text), how commonly a code is ordered (commonness),
+row's text and usual-variant priors (text), a test that adds words to a plainer test the row
+names (plainer), all of them assembled (scorers), how commonly a code is ordered (commonness),
 abbreviations learned from LOINC's short and long names (abbreviations), tokens that run parts
 of component words together, "TnT" (run_together), element symbols (element_symbols), German LOINC words read in English (part_translation), and a site's unit
 system and methods learned from its approvals (conventions).
