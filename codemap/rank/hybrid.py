@@ -467,6 +467,10 @@ def _firsts_alone(enc_c, lex_c, q: int, allowed) -> tuple:
         if matrix is None:
             return None
         scores = matrix[q] if allowed is None else np.where(allowed[q], matrix[q], -np.inf)
+        # Rounded, so that twins with one name (a mass and a moles code) tie and the lower
+        # concept number is first, in a pooled search as in the full one: float noise between
+        # the two paths must not move the reason, which the confidence reads.
+        scores = np.round(scores, 5)
         return int(np.argmax(scores)) if np.isfinite(scores).any() else None
     return first(enc_c), first(lex_c)
 
