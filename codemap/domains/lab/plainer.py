@@ -20,7 +20,7 @@ from typing import Mapping
 
 from ..evidence import NO_EVIDENCE, Evidence
 from ...read.normalize import spelled_from
-from .loinc import builtin_components, component_from_name, fold, linguistic_variant, ranked_codes
+from .loinc import builtin_components, fold, linguistic_variant, ranked_codes
 from .loinc import whole_analyte
 from .text import _BoundScorer, _loinc_axes
 
@@ -33,8 +33,8 @@ def _words(component: str) -> tuple[str, ...]:
 def _german_words() -> dict[tuple, frozenset]:
     """A built-in component's words → the words its codes' German components write, learned
     by code from the shipped linguistic variant ("creatine kinase mb" → {"creatinkinase", "mb"})."""
-    english = {row["code"]: _words(component_from_name(str(row["name"]).split(" --")[0]))
-               for row in ranked_codes().to_dict("records")}
+    english = {code: _words(component)  # builtin_components is in ranked_codes' order
+               for code, component in zip(ranked_codes()["code"], builtin_components())}
     found: dict[tuple, set] = {}
     for code, component in zip(linguistic_variant()["code"], linguistic_variant()["component"]):
         if code in english:
@@ -70,19 +70,30 @@ def plainer_tests(component: str) -> tuple[tuple[frozenset, frozenset], ...]:
     return tuple(found)
 
 
-def _writes(row_words: tuple, word: str) -> bool:
-    """Whether the row writes `word`: the same word or its plural; for a word of two letters or
-    more, a row word it abbreviates ("ab" of "antibody") or the initials of consecutive row
-    words ("hdl" of "high density lipoprotein", as a second reading spells it out). Not a row
-    word that abbreviates it: "MCH" would write "MCHC"."""
-    if word in row_words or f"{word}s" in row_words:
-        return True
-    if len(word) < 2:
-        return False
-    if any(spelled_from(word, w) for w in row_words):
-        return True
-    initials = "".join(w[0] for w in row_words)
-    return word.isalpha() and word in initials
+@dataclass(frozen=True)
+class _RowText:
+    """A row's folded words (its text and its second reading) and their initials, read once per
+    row for every candidate."""
+
+    words: frozenset
+    initials: str
+
+    @staticmethod
+    def of(words: tuple) -> "_RowText":
+        return _RowText(frozenset(words), "".join(w[0] for w in words))
+
+    def writes(self, word: str) -> bool:
+        """Whether the row writes `word`: the same word or its plural; for a word of two letters
+        or more, a row word it abbreviates ("ab" of "antibody") or the initials of consecutive
+        row words ("hdl" of "high density lipoprotein", as a second reading spells it out). Not
+        a row word that abbreviates it: "MCH" would write "MCHC"."""
+        if word in self.words or f"{word}s" in self.words:
+            return True
+        if len(word) < 2:
+            return False
+        if any(spelled_from(word, w) for w in self.words):
+            return True
+        return word.isalpha() and word in self.initials
 
 
 @dataclass(frozen=True)
@@ -100,15 +111,14 @@ class PlainerTestScorer(_BoundScorer):
         if reading:
             text = f"{text} {reading[0]}"
         words = tuple(fold(text).split())
-        return functools.partial(self._score, words) if words else None
+        return functools.partial(self._score, _RowText.of(words)) if words else None
 
-    def _score(self, row_words: tuple, concept: Mapping[str, object]) -> Evidence:
+    def _score(self, row: _RowText, concept: Mapping[str, object]) -> Evidence:
         axes = _loinc_axes(concept)
         if axes is None or not axes.component:
             return NO_EVIDENCE
         for plain, added in plainer_tests(axes.component):
-            if (any(_writes(row_words, w) for w in plain)
-                    and not any(_writes(row_words, w) for w in added)):
+            if any(row.writes(w) for w in plain) and not any(row.writes(w) for w in added):
                 return Evidence(self.mismatch, f"text writes none of {', '.join(sorted(added))}, "
                                                f"which {axes.component} adds to a plainer test ~")
         return NO_EVIDENCE
