@@ -1,12 +1,14 @@
-"""The settled-share confidence feature judged by leaving one kind of lab list out, and scored on
-lab lists nobody had read (issue #52). Rule and outcome:
-benchmarks/results/confidence/RULE-settled-share-2.md.
+"""A lab confidence feature judged by leaving one kind of lab list out, and scored on lab lists
+nobody had read (issue #52). Written for the settled-share feature
+(benchmarks/results/confidence/RULE-settled-share-2.md); `--feature` names another
+(RULE-borrowed.md: top_x_borrowed).
 
     git apply benchmarks/results/confidence/settled-share.diff  (the feature; pseudo_calibration.py by hand)
     python benchmarks/quality/settled_share_kinds.py dev -o OUT.json
     python benchmarks/quality/settled_share_kinds.py fresh --sets A,B -o OUT.json
+    python benchmarks/quality/settled_share_kinds.py dev --feature top_x_borrowed -o OUT.json
 
-Before = the lab calibration without `top_x_log_settled` (its column left out), after = with it;
+Before = the lab calibration without the feature (its column left out), after = with it;
 the same rankings on both sides. Each list is ranked and labelled as `codemap calibrate` does
 (decide.calibrate.dev_list): a quarter of its queries' gold hidden before ranking, seeds 0/1/2.
 
@@ -36,8 +38,15 @@ from codemap.decide.confidence import FEATURES, candidate_features, logistic  # 
 from codemap.rank.candidates import capped, threshold_at  # noqa: E402
 
 FEATURE = "top_x_log_settled"
-SIDES = {"before": [i for i, f in enumerate(FEATURES) if f != FEATURE],
-         "after": list(range(len(FEATURES)))}
+
+
+def sides(feature: str) -> dict[str, list[int]]:
+    """The feature columns before (the feature left out) and after."""
+    return {"before": [i for i, f in enumerate(FEATURES) if f != feature],
+            "after": list(range(len(FEATURES)))}
+
+
+SIDES = sides(FEATURE) if FEATURE in FEATURES else {}
 KINDS = ("labs_fluid", "german_labs", "loinc_short")
 SHIPPED = ("labs_fluid", "german_labs")  # the lists the shipped lab calibration is fitted on
 SEEDS = (0, 1, 2)
@@ -126,8 +135,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("part", choices=("dev", "fresh"))
     parser.add_argument("--sets", default="", help="fresh: comma-separated lab sets of benchmarks/sets.py")
+    parser.add_argument("--feature", default=FEATURE, choices=FEATURES,
+                        help="the feature judged (before: its column left out)")
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args()
+    SIDES.clear()
+    SIDES.update(sides(args.feature))
     result = dev_run() if args.part == "dev" else fresh_run([s for s in args.sets.split(",") if s])
     Path(args.output).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for name, sides in result.items():
