@@ -40,13 +40,13 @@ from codemap.rank.candidates import capped, threshold_at  # noqa: E402
 FEATURE = "top_x_log_settled"
 
 
-def sides(feature: str) -> dict[str, list[int]]:
+def feature_sides(feature: str) -> dict[str, list[int]]:
     """The feature columns before (the feature left out) and after."""
     return {"before": [i for i, f in enumerate(FEATURES) if f != feature],
             "after": list(range(len(FEATURES)))}
 
 
-SIDES = sides(FEATURE) if FEATURE in FEATURES else {}
+SIDES = feature_sides(FEATURE) if FEATURE in FEATURES else {}
 KINDS = ("labs_fluid", "german_labs", "loinc_short")
 SHIPPED = ("labs_fluid", "german_labs")  # the lists the shipped lab calibration is fitted on
 SEEDS = (0, 1, 2)
@@ -140,7 +140,7 @@ def main() -> None:
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args()
     SIDES.clear()
-    SIDES.update(sides(args.feature))
+    SIDES.update(feature_sides(args.feature))
     result = dev_run() if args.part == "dev" else fresh_run([s for s in args.sets.split(",") if s])
     Path(args.output).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for name, sides in result.items():
