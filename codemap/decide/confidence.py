@@ -24,8 +24,7 @@ from ..files import atomic_path, sha256_file, sha256_text
 from ..rank.candidates import FEATURES, candidate_features, capped, threshold_at
 
 FORMAT = "codemap-calibration"
-VERSION = 4  # 3: what the row states and contradicts (issue #52), contradictions capped;
-# 4: the name score the first candidate took from a sibling
+VERSION = 3  # 3: what the row states and contradicts (issue #52), contradictions capped
 
 
 

@@ -13,16 +13,12 @@ import pandas as pd
 FEATURES = ("score", "encoder_score", "lexical_score", "margin_next", "gap_top", "log_rank",
             "is_top", "evidence_for", "evidence_against", "top_margin", "top_x_score",
             "top_x_margin", "evidence_unconfirmed", "agreeing", "contradicting",
-            "top_contradicted", "margin_consistent", "log_usage", "first_alone",
-            "top_x_borrowed")
+            "top_contradicted", "margin_consistent", "log_usage", "first_alone")
 # A candidate that contradicts what its row states (a ✘ reason: another specimen, strength,
 # unit) is never more likely right than this, whatever its other features say (issue #52).
 CONTRADICTED_CAP = 0.5
 USAGE_UNRANKED = 10_000  # the usage rank of a code the common-test lists do not rank
 _USAGE = re.compile(r"common test rank (\d+)")
-# A name score taken from a sibling, as codemap.rank.hybrid writes it.
-_BORROWED = re.compile(r"name score ([\d.]+) of \S+, a variant the row does not tell apart "
-                       r"\(own ([\d.]+)\)")
 MIN_SUPPORT = 10  # dev queries a pre-approval threshold must cover
 WILSON_Z = 1.645  # a one-sided 95 % lower bound
 # "(+0.05)" as evidence.weigh writes it, with the reason's mark before it when it has one.
@@ -79,11 +75,6 @@ def candidate_features(found: pd.DataFrame) -> np.ndarray:
         # agreeing is the strongest sign a first candidate is right (codemap.rank.hybrid).
         "first_alone": explanations.str.extract(r"first by (encoder)?(?: and by )?(spelling)? alone")
         .notna().sum(axis=1).astype(float),
-        # How much name score the first candidate took from a sibling the row does not tell
-        # apart (0 when it took none): the encoder preferred another variant by that much, so
-        # an open axis was settled against the row's nearest name
-        # (benchmarks/results/confidence/RULE-borrowed.md).
-        "top_x_borrowed": is_top * explanations.map(_borrowed),
     }
     return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
 
@@ -104,11 +95,6 @@ def _margin_consistent(ordered: pd.DataFrame, contradicting: pd.Series) -> pd.Se
 def _log_usage(explanation: str) -> float:
     found = _USAGE.search(explanation)
     return float(np.log(min(int(found.group(1)), USAGE_UNRANKED) if found else USAGE_UNRANKED))
-
-
-def _borrowed(explanation: str) -> float:
-    found = _BORROWED.search(explanation)
-    return max(0.0, float(found.group(1)) - float(found.group(2))) if found else 0.0
 
 
 def capped(confidence: np.ndarray, found: pd.DataFrame) -> np.ndarray:
