@@ -254,6 +254,19 @@ def test_sibling_scores_lift_a_variant_and_keep_its_own_score():
     assert _sibling_scores(fused, [0, 1], records.__getitem__, None) == {0: (0.6, None), 1: (0.8, None)}
 
 
+def test_twins_apart_by_float_noise_do_not_lend_to_each_other():
+    """A mass and a moles code with one name score the same up to float noise, which differs
+    between a pooled search and the full one: neither takes the other's score, whichever order
+    the noise puts them in, so both paths explain the row alike."""
+    import numpy as np
+    from codemap.rank.hybrid import _sibling_scores
+    records = {0: {"k": "a"}, 1: {"k": "a"}}
+    for noise in (1e-7, -1e-7):
+        fused = np.array([0.74200001, 0.74200001 + noise])
+        assert _sibling_scores(fused, [1, 0], records.__getitem__, lambda r: r["k"]) == {
+            0: (float(fused[0]), None), 1: (float(fused[1]), None)}
+
+
 def test_a_short_name_table_is_read_with_the_axes_its_long_names_give(tmp_path, shared_cache):
     """A LOINC table named by short names: a Top-2000 code takes its long name's axes, another
     code its short name's, read through what the shipped short names are learned to stand for;

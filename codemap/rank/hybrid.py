@@ -339,13 +339,17 @@ def _sibling_scores(fused_row, candidates, record, key) -> dict:
     own = {c: (float(fused_row[c]), None) for c in candidates}
     if key is None:
         return own
-    keys = {c: key(record(c)) for c in candidates}
+    keys = {c: key(record(c)) for c in sorted(candidates)}
+    # Rounded as _firsts_alone rounds: twins with one name (a mass and a moles code) tie, so
+    # neither takes the other's score and the lower concept leads, in a pooled search as in the
+    # full one (float noise between the two paths must not change the explanation).
+    score = {c: round(float(fused_row[c]), 5) for c in keys}
     best: dict = {}
     for c, k in keys.items():
-        if k is not None and (k not in best or fused_row[c] > fused_row[best[k]]):
+        if k is not None and (k not in best or score[c] > score[best[k]]):
             best[k] = c
     for c, k in keys.items():
-        if k is not None and fused_row[best[k]] > fused_row[c]:
+        if k is not None and score[best[k]] > score[c]:
             own[c] = (float(fused_row[c]), best[k])
     return own
 
