@@ -34,7 +34,8 @@ PROPERTY_WORDS = {
 # The stated axes whose contradiction ranks a candidate below every other (an evidence tier),
 # by scorer name: measured one by one on the lab dev sets (benchmarks/results/stated-axes/RULE.md).
 BINDING = frozenset({"specimen", "text_specimen", "text_timing", "text_property", "text_method",
-                     "text_scale", "text_subpart", "text_variant", "unit", "text_field"})
+                     "text_scale", "text_subpart", "text_variant", "unit", "text_field",
+                     "text_shared_method"})
 CONTRADICTS = -1  # the tier of a contradicted binding axis
 
 

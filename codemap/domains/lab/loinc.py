@@ -150,10 +150,7 @@ def method_words() -> dict[str, frozenset]:
     the shipped long names. Left out: words naming many phrases ("method"), property words
     ("count"), and words of analyte names ("creatinine" of "Creatinine-based formula",
     "neutr" of "Neutralization" and "Neutrophils"): in a label they name the analyte."""
-    names = ranked_codes()["name"]
-    phrases = {_method_from_name(name) for name in names} - {""}
-    naming = _stems_naming((phrase, phrase) for phrase in phrases)
-    analyte = {stem for name in names for stem in _stems(component_from_name(name).lower())}
+    naming, analyte = _method_naming(), _component_stems()
     table = _method_stems(naming, analyte)
     # A local method word ("calculated") names its LOINC method even where an analyte shares
     # the stem ("Calculated" components): the label uses it as a method word.
@@ -164,6 +161,43 @@ def method_words() -> dict[str, frozenset]:
         if stem not in naming:  # an English stem keeps its meaning, or its exclusion
             table[stem] = found
     return table
+
+
+@functools.lru_cache(maxsize=1)
+def _method_naming() -> dict[str, set]:
+    """Stem → the method phrases of the shipped long names ("by …") that have it."""
+    phrases = {_method_from_name(name) for name in ranked_codes()["name"]} - {""}
+    return _stems_naming((phrase, phrase) for phrase in phrases)
+
+
+@functools.lru_cache(maxsize=1)
+def _component_stems() -> frozenset:
+    """The stems of the shipped long names' component words."""
+    return frozenset(stem for name in ranked_codes()["name"]
+                     for stem in _stems(component_from_name(name).lower()))
+
+
+@functools.lru_cache(maxsize=1)
+def shared_method_words() -> dict[str, frozenset]:
+    """The stems method_words leaves out because a component writes them too, stem → the method
+    phrases it names ("scree": "screen method", of "Benzodiazepines … by Screen method" and
+    "Newborn hearing screen"; "sensi": "high sensitivity method"), less the stems of specimen
+    words (the specimen readers' to read: "stool" of "Testing kit protocol [#] in stool")."""
+    specimen = {stem for spelling, _ in specimen_table().spellings for stem in _stems(spelling)}
+    every, read = _method_stems(_method_naming(), set()), method_words()
+    return {stem: found for stem, found in every.items()
+            if stem in _component_stems() and stem not in specimen and stem not in read}
+
+
+@functools.lru_cache(maxsize=1)
+def analyte_methods() -> dict[str, frozenset]:
+    """A built-in test (its words, as whole_analyte gives them, folded) → the method phrases of
+    its codes ("benzodiazepines" → {"screen method", "confirmatory method", ""})."""
+    found: dict[str, set] = defaultdict(set)
+    for name in ranked_codes()["name"]:
+        main = name.split(" --")[0]
+        found[fold(whole_analyte(component_from_name(main))).strip()].add(_method_from_name(main))
+    return {analyte: frozenset(methods) for analyte, methods in found.items()}
 
 
 def _variant_method_words(analyte: set[str]) -> dict[str, frozenset]:

@@ -1,11 +1,13 @@
-"""The lab evidence scorers, assembled: the column scorers (columns), the text axes and
-usual-variant priors (text), the plainer-test prior (plainer) and the common-test rank
-(commonness), in the order their evidence is listed."""
+"""The lab evidence scorers, assembled: the column scorers (columns), the text axes, a method
+named by a word tests share (shared_methods) and the usual-variant priors (text), the
+plainer-test prior (plainer) and the common-test rank (commonness), in the order their evidence
+is listed."""
 from __future__ import annotations
 
 from .columns import CategoryScorer, UnitScorer
 from .commonness import Shares, UsageScorer
 from .plainer import PlainerTestScorer
+from .shared_methods import SharedMethodScorer
 from .specimen_fields import TargetFields
 from .text import (ComponentBackoff, SpecimenFieldScorer, SpecimenScorer, states_an_axis,
                    text_scorers, usual_scorers)
@@ -24,6 +26,7 @@ def lab_scorers(usage: bool = True, off: tuple[str, ...] = (), unit_examples: bo
                                states_an_axis=states_an_axis if open_rows_only else None)
     scorers = (UnitScorer(use_examples=unit_examples), SpecimenScorer(),
                SpecimenFieldScorer(fields=fields or TargetFields()), CategoryScorer(),
-               usage_scorer, *text_scorers(), *usual_scorers(shares, methodless),
+               usage_scorer, *text_scorers(), SharedMethodScorer(),
+               *usual_scorers(shares, methodless),
                PlainerTestScorer(), ComponentBackoff())
     return [s for s in scorers if s.name not in off]
