@@ -7,8 +7,9 @@ A row's method words are learned from the "by …" part of the shipped long name
 method"). Against one candidate the word is not ambiguous. Where the candidate's test has a
 built-in code by that method (loinc.analyte_methods), a row that writes the word states that
 method for it, and the test's codes by another method or by none contradict the row, binding as
-a stated method does. A candidate whose own test writes the word, or whose test has no code by
-that method, is not judged (benchmarks/results/shared-methods/RULE.md).
+a stated method does; the code by that method earns nothing. A candidate whose own test writes
+the word, or whose test has no code by that method, is not judged
+(benchmarks/results/shared-methods/RULE.md, RULE-2.md).
 """
 from __future__ import annotations
 
@@ -24,10 +25,9 @@ from .text import _BoundScorer, _first, _loinc_axes
 
 @dataclass(frozen=True)
 class SharedMethodScorer(_BoundScorer):
-    """The weights of the text's stated method (text_method)."""
+    """The malus of the text's stated method (text_method)."""
 
     name: str = "text_shared_method"
-    match: float = 0.03
     mismatch: float = -0.03
 
     def for_row(self, row: Mapping[str, str]):
@@ -52,10 +52,12 @@ class SharedMethodScorer(_BoundScorer):
                   for phrase in shared_method_words()[stem] & has}
         if not stated:
             return NO_EVIDENCE
-        said = ", ".join(word for stem, word in named)
         method = _first(axes.methods)
         if method in stated:
-            return Evidence(self.match, f"text says {said}; candidate is by {method} ✔")
+            # No agreement bonus: it would lift a test the row does not name that has the
+            # method ("Uric Acid": Microscopic observation by Acid fast stain; RULE-2.md).
+            return NO_EVIDENCE
+        said = ", ".join(word for stem, word in named)
         shown = f"by {method}" if method else "by no method"
         return Evidence(self.mismatch, f"text says {said}, a method of {test}; candidate is {shown} ✘",
                         contradicts=True, tier=contradiction_tier(self.name))
