@@ -395,3 +395,32 @@ def test_a_test_adding_words_the_row_leaves_unwritten_yields_to_the_plainer_test
     assert scorer.score({"text": "Cholesterol"}, hdl).adjust < 0
     assert scorer.score({"text": "high density lipoprotein cholesterol"}, hdl).adjust == 0
     assert plainer_tests("Serine Spec") == () and plainer_tests("Gentamicin Dose") == ()
+
+
+def test_a_method_word_some_test_also_has_binds_against_its_tests_other_methods():
+    """benchmarks/results/shared-methods/RULE.md, RULE-2.md: "screen" is a component word
+    ("Blood group antibody screen"), so the row's method reader leaves it out; against a test
+    that has a code by "Screen method" it states that method, and the test's codes by another
+    method or by none contradict the row. The test's own word, a test with no such code and a
+    row writing no such word are not judged; the code by the method earns nothing."""
+    from codemap.domains.lab.loinc import method_words, shared_method_words
+    from codemap.domains.lab.shared_methods import SharedMethodScorer
+
+    assert "scree" in shared_method_words() and "scree" not in method_words()
+    assert "stool" not in shared_method_words()  # a specimen word: the specimen readers'
+    scorer = SharedMethodScorer()
+    row = {"text": "Benzodiazepines Screen, Urine"}
+    plain = {"code": "3390-2", "name": "Benzodiazepines [Presence] in Urine"}
+    confirmed = {"code": "16195-0", "name": "Benzodiazepines [Presence] in Urine by Confirmatory method"}
+    screened = {"code": "14316-4", "name": "Benzodiazepines [Presence] in Urine by Screen method"}
+    for other in (plain, confirmed):
+        found = scorer.score(row, other)
+        assert found.contradicts and found.tier < 0 and found.adjust < 0, found
+    assert scorer.score(row, screened).adjust == 0 and not scorer.score(row, screened).contradicts
+    antibody = {"code": "890-4", "name": "Blood group antibody screen [Presence] in Serum or Plasma"}
+    assert not scorer.score({"text": "Antibody Screen"}, antibody).contradicts  # its own word
+    sodium = {"code": "2951-2", "name": "Sodium [Moles/volume] in Serum or Plasma"}
+    assert not scorer.score({"text": "Sodium screen"}, sodium).contradicts  # no screen code
+    assert scorer.for_row({"text": "Sodium"}) is None
+    crp = {"code": "1988-5", "name": "C reactive protein [Mass/volume] in Serum or Plasma"}
+    assert scorer.score({"text": "CRP, High Sensitivity"}, crp).contradicts
