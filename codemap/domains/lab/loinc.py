@@ -173,8 +173,7 @@ def _method_naming() -> dict[str, set]:
 @functools.lru_cache(maxsize=1)
 def _component_stems() -> frozenset:
     """The stems of the shipped long names' component words."""
-    return frozenset(stem for name in ranked_codes()["name"]
-                     for stem in _stems(component_from_name(name).lower()))
+    return frozenset(stem for component in builtin_components() for stem in _stems(component.lower()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -194,9 +193,8 @@ def analyte_methods() -> dict[str, frozenset]:
     """A built-in test (its words, as whole_analyte gives them, folded) → the method phrases of
     its codes ("benzodiazepines" → {"screen method", "confirmatory method", ""})."""
     found: dict[str, set] = defaultdict(set)
-    for name in ranked_codes()["name"]:
-        main = name.split(" --")[0]
-        found[fold(whole_analyte(component_from_name(main))).strip()].add(_method_from_name(main))
+    for name, component in zip(ranked_codes()["name"], builtin_components()):
+        found[fold(whole_analyte(component)).strip()].add(_method_from_name(name.split(" --")[0]))
     return {analyte: frozenset(methods) for analyte, methods in found.items()}
 
 

@@ -44,7 +44,7 @@ class SharedMethodScorer(_BoundScorer):
         axes = _loinc_axes(concept)
         if axes is None or not axes.component:
             return NO_EVIDENCE
-        test = fold(whole_analyte(axes.component)).strip()
+        test = _test(axes.component)
         has = analyte_methods().get(test, frozenset())
         own_words = test.split()
         stated = {phrase for stem, _ in named
@@ -61,3 +61,9 @@ class SharedMethodScorer(_BoundScorer):
         shown = f"by {method}" if method else "by no method"
         return Evidence(self.mismatch, f"text says {said}, a method of {test}; candidate is {shown} ✘",
                         contradicts=True, tier=contradiction_tier(self.name))
+
+
+@functools.lru_cache(maxsize=1 << 14)  # per candidate; a component recurs across rows
+def _test(component: str) -> str:
+    """A component's test as loinc.analyte_methods keys it."""
+    return fold(whole_analyte(component)).strip()
