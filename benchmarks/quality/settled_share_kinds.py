@@ -36,17 +36,9 @@ from codemap.decide.calibrate import (CalibrateConfig, DevList, cross_fitted, de
                                       dev_top_auroc, fit_logistic, precision_curve)
 from codemap.decide.confidence import FEATURES, candidate_features, logistic  # noqa: E402
 from codemap.rank.candidates import capped, threshold_at  # noqa: E402
+from unconfirmed_evidence import sides_for  # noqa: E402  (benchmarks/quality: this script's folder)
 
 FEATURE = "top_x_log_settled"
-
-
-def feature_sides(feature: str) -> dict[str, list[int]]:
-    """The feature columns before (the feature left out) and after."""
-    return {"before": [i for i, f in enumerate(FEATURES) if f != feature],
-            "after": list(range(len(FEATURES)))}
-
-
-SIDES = feature_sides(FEATURE) if FEATURE in FEATURES else {}
 KINDS = ("labs_fluid", "german_labs", "loinc_short")
 SHIPPED = ("labs_fluid", "german_labs")  # the lists the shipped lab calibration is fitted on
 SEEDS = (0, 1, 2)
@@ -84,13 +76,14 @@ def scored(d: DevList, fit: dict, cols: list[int], threshold: float | None) -> d
             "preapproved_precision": round(float(right[approved].mean()), 4) if approved.any() else None}
 
 
-def dev_run() -> dict:
+def dev_run(sides: dict[str, list[int]]) -> dict:
+    """`sides`: side → feature columns (unconfirmed_evidence.sides_for)."""
     out: dict = {}
     for seed in SEEDS:
         lists = [ranked(name, seed) for name in KINDS]
         for i, held in enumerate(lists):
             others = lists[:i] + lists[i + 1:]
-            for side, cols in SIDES.items():
+            for side, cols in sides.items():
                 fit, threshold = fitted(others, cols, seed)
                 out.setdefault(held.name, {}).setdefault(side, []).append(
                     scored(held, fit, cols, threshold))
@@ -98,17 +91,17 @@ def dev_run() -> dict:
     return _means(out)
 
 
-def fresh_run(names: list[str]) -> dict:
+def fresh_run(names: list[str], sides: dict[str, list[int]]) -> dict:
     out: dict = {}
     for seed in SEEDS:
         fits = {side: fitted([ranked(n, seed) for n in SHIPPED], cols, seed)
-                for side, cols in SIDES.items()}
+                for side, cols in sides.items()}
         for name in names:
             for label, missing in (("quarter hidden", MISSING), ("every gold in the target", 0.0)):
                 if label.startswith("every") and seed != SEEDS[0]:
                     continue  # nothing hidden: every seed ranks the same
                 d = ranked(name, seed, missing)
-                for side, cols in SIDES.items():
+                for side, cols in sides.items():
                     fit, threshold = fits[side]
                     got = scored(d, fit, cols, threshold)
                     got["threshold"] = threshold
@@ -139,9 +132,11 @@ def main() -> None:
                         help="the feature judged (before: its column left out)")
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args()
-    SIDES.clear()
-    SIDES.update(feature_sides(args.feature))
-    result = dev_run() if args.part == "dev" else fresh_run([s for s in args.sets.split(",") if s])
+    if args.feature not in FEATURES:  # the default, before its diff is applied
+        parser.error(f"{args.feature} is not a feature of this codemap: apply its diff first")
+    sides = sides_for(args.feature)
+    result = (dev_run(sides) if args.part == "dev"
+              else fresh_run([s for s in args.sets.split(",") if s], sides))
     Path(args.output).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for name, sides in result.items():
         print(name, {side: {k: v for k, v in got.items() if k != "seeds"} for side, got in sides.items()})
